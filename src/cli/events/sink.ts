@@ -1,0 +1,120 @@
+/**
+ * The event sink: the one object that writes to stderr during a command.
+ *
+ * Rules:
+ * - `ndjson`: exactly one JSON object per line, one write per event (several queued lines may be
+ *   joined into one write under backpressure), never dropped; nothing else is ever written, so
+ *   `log()` writes nothing in this mode (a machine-visible note must be a stamped `warning` event,
+ *   because only the run's stamper may assign `seq`).
+ * - `pretty`: the human view from ./pretty.ts; `log()` prints a dim, sanitised line.
+ * - `none`: writes nothing at all.
+ * - `emit` and `log` never throw (a failed stream is absorbed); `close()` flushes and resolves
+ *   once everything written has been handed to the OS. `close()` never ends the stream, and the
+ *   sink stays usable after it.
+ */
+import type { AgentEvent } from "../../loop/types.js";
+import { createChunkWriter } from "./chunk-writer.js";
+import { createPrettyRenderer } from "./pretty.js";
+import { escapeJsonForTerminal } from "./sanitize.js";
+import { shouldUseColor } from "./style.js";
+
+export type EventsMode = "ndjson" | "pretty" | "none";
+
+export const EVENTS_MODES: readonly EventsMode[] = ["ndjson", "pretty", "none"];
+
+export interface EventSinkOptions {
+  mode: EventsMode;
+  /** Default `process.stderr`. */
+  stream?: NodeJS.WritableStream;
+  /** Default: the stream's own `isTTY`. */
+  isTTY?: boolean;
+  /** Default: see `shouldUseColor` (TTY, NO_COLOR, FORCE_COLOR, TERM=dumb). */
+  color?: boolean;
+  /** Environment for the colour decision (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Terminal width for the pretty status line (default: the stream's `columns`, else 80). */
+  columns?: number;
+}
+
+export interface CliEventSink {
+  /** Writes one event. Safe to pass as the loop's `onEvent` (it is bound). */
+  emit(event: AgentEvent): void;
+  /** A human note: printed in `pretty`, dropped in `ndjson` and `none`. */
+  log(message: string): void;
+  /** Flushes; resolves when everything written has drained. */
+  close(): Promise<void>;
+}
+
+/** The default `--events` mode: `pretty` when the stream is a TTY, `ndjson` otherwise. */
+export function defaultEventsMode(stream: NodeJS.WritableStream = process.stderr): EventsMode {
+  return isTTYStream(stream) ? "pretty" : "ndjson";
+}
+
+export function createEventSink(options: EventSinkOptions): CliEventSink {
+  const stream = options.stream ?? process.stderr;
+  if (options.mode === "none") {
+    return { emit() {}, log() {}, close: () => Promise.resolve() };
+  }
+  const isTTY = options.isTTY ?? isTTYStream(stream);
+  const writer = createChunkWriter(stream);
+
+  if (options.mode === "ndjson") {
+    // On a terminal, C1 controls inside strings are escaped too (JSON.stringify leaves them raw).
+    const finish = isTTY ? (json: string) => escapeJsonForTerminal(json) + "\n" : (json: string) => json + "\n";
+    return {
+      emit(event) {
+        writer.write(finish(serializeEvent(event)));
+      },
+      log() {},
+      close: () => writer.flush(),
+    };
+  }
+
+  const columns = options.columns ?? (stream as { columns?: number }).columns;
+  const renderer = createPrettyRenderer({
+    writer,
+    isTTY,
+    color: options.color ?? shouldUseColor(isTTY, options.env),
+    columns,
+  });
+  return {
+    emit(event) {
+      try {
+        renderer.render(event);
+      } catch {
+        // A malformed event must not crash the run; the human view simply skips it.
+      }
+    },
+    log(message) {
+      renderer.note(message);
+    },
+    close() {
+      renderer.close();
+      return writer.flush();
+    },
+  };
+}
+
+function isTTYStream(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+/**
+ * JSON for one event. The fast path is plain `JSON.stringify`; values it cannot serialise
+ * (BigInt, cycles in tool `details`) are replaced instead of failing the event.
+ */
+function serializeEvent(event: AgentEvent): string {
+  try {
+    return JSON.stringify(event);
+  } catch {
+    const ancestors: object[] = [];
+    return JSON.stringify(event, function (this: unknown, _key, value: unknown) {
+      if (typeof value === "bigint") return value.toString();
+      if (typeof value !== "object" || value === null) return value;
+      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+      if (ancestors.includes(value)) return "[Circular]";
+      ancestors.push(value);
+      return value;
+    });
+  }
+}

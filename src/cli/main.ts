@@ -1,0 +1,129 @@
+/**
+ * The `yiem` entry point. Start-up rule: this file imports only what argument parsing needs;
+ * every command module (and with it openai, ajv, execa, jiti) is imported when the command runs.
+ * `--version` answers before yargs is even loaded.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Argv } from "yargs";
+import { reportUsageError } from "./errors.js";
+import { EXIT } from "./exit-codes.js";
+
+export function packageVersion(): string {
+  const file = fileURLToPath(new URL("../../package.json", import.meta.url));
+  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
+
+type Handler = (argv: Record<string, unknown>) => Promise<number>;
+
+/** Wraps a lazily imported command handler so its exit code becomes the process's. */
+function lazy(load: () => Promise<{ handler: Handler }>) {
+  return async (argv: Record<string, unknown>) => {
+    const { handler } = await load();
+    process.exitCode = await handler(argv);
+  };
+}
+
+/** Options every command takes. */
+export function withCommonOptions<T>(y: Argv<T>) {
+  return y
+    .option("config", { alias: "c", type: "string", describe: "Agent spec file (default: searched from the current folder up)" })
+    .option("tool-dir", { type: "string", array: true, describe: "Tool folder (repeatable; replaces the spec's toolDirs)" })
+    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors" });
+}
+
+export async function main(args: string[]): Promise<void> {
+  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  const { default: yargs } = await import("yargs");
+  const cli = yargs(args)
+    .scriptName("yiem")
+    .usage("$0 <command> [options]\n\nRun LLM agents from the shell: a YAML spec in, the answer on stdout, NDJSON events on stderr.")
+    .command(
+      "run [prompt...]",
+      "Run the agent on a prompt (words, piped stdin, or both)",
+      (y) => withCommonOptions(y)
+        .positional("prompt", { type: "string", array: true, describe: "The prompt; piped stdin is appended as context" })
+        .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
+        .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
+        .option("system", { type: "string", describe: "System prompt (replaces the spec's)" })
+        .option("tool-execution", { type: "string", choices: ["sequential", "parallel"], describe: "How one turn's tool calls run" })
+        .option("max-turns", { type: "number", describe: "Model turns at most" })
+        .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
+        .option("timeout", { type: "string", describe: "Whole run: ms or 30s, 2m" })
+        .option("allow-tools", { type: "string", array: true, describe: "Comma-separated name globs to allow (repeatable)" })
+        .option("deny-tools", { type: "string", array: true, describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
+        .option("output", { type: "string", choices: ["text", "json"], default: "text", describe: "stdout format" })
+        .option("events", { type: "string", choices: ["ndjson", "pretty", "none"], describe: "stderr format (default: ndjson unless stderr is a TTY)" })
+        .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })
+        .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
+        .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
+        .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" }),
+      lazy(() => import("./commands/run.js")),
+    )
+    .command(
+      "config",
+      "Print the resolved spec with its sources, secrets redacted",
+      (y) => withCommonOptions(y)
+        .option("model", { alias: "m", type: "string", describe: "Model override, as for run" })
+        .option("json", { type: "boolean", default: false, describe: "Print JSON instead of YAML" }),
+      lazy(() => import("./commands/config.js")),
+    )
+    .command(
+      "init",
+      "Write a commented agent.config.yaml and a tools/ folder with an example tool",
+      (y) => y.option("dir", { type: "string", default: ".", describe: "Folder to write into" }),
+      lazy(() => import("./commands/init.js")),
+    )
+    .command("tools", "List, create, show, call and check tools", (y) => registerToolsCommands(y))
+    .demandCommand(1, "Name a command: run, tools, config or init (see --help).")
+    .strict()
+    .recommendCommands()
+    .version(packageVersion())
+    .alias("version", "V")
+    .help()
+    .alias("help", "h")
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((message, error) => {
+      if (error && error.name !== "YError") throw error;
+      reportUsageError(message ?? error?.message ?? "invalid usage");
+      process.exit(EXIT.usage);
+    });
+  await cli.parseAsync();
+}
+
+function registerToolsCommands<T>(y: Argv<T>) {
+  const tools = lazy(() => import("./commands/tools.js"));
+  return withCommonOptions(y)
+    .command("list", "List every tool", (s) => s.option("json", { type: "boolean", default: false }), tools)
+    .command(
+      "new <name>",
+      "Write a new tool file",
+      (s) => s
+        .positional("name", { type: "string", demandOption: true })
+        .option("label", { type: "string" })
+        .option("description", { type: "string" })
+        .option("schema", { type: "string", describe: "Input schema: JSON or @file" })
+        .option("code", { type: "string", describe: "Body of execute: JS/TS or @file" })
+        .option("parallel", { type: "boolean", describe: "parallelToolExecute (default true; --no-parallel)" })
+        .option("command", { type: "boolean", default: false, describe: "Scaffold a command tool manifest and script" })
+        .option("dir", { type: "string", describe: "Folder to write into (default: writeToolDir)" })
+        .option("force", { type: "boolean", default: false, describe: "Overwrite an existing tool" }),
+      tools,
+    )
+    .command("show <name>", "Print a tool's definition as JSON", (s) => s.positional("name", { type: "string", demandOption: true }), tools)
+    .command(
+      "call <name>",
+      "Validate and run one tool without a model",
+      (s) => s
+        .positional("name", { type: "string", demandOption: true })
+        .option("args", { type: "string", describe: "Arguments: JSON, @file, or - for stdin" })
+        .option("events", { type: "string", choices: ["ndjson", "pretty", "none"] })
+        .option("output", { type: "string", choices: ["text", "json"], default: "text" }),
+      tools,
+    )
+    .command("check", "Load every tool and compile every schema", (s) => s, tools)
+    .demandCommand(1, "Name a tools command: list, new, show, call or check.");
+}

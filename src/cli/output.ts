@@ -1,0 +1,120 @@
+/**
+ * The result printer: the only module that writes to stdout.
+ *
+ * Rules:
+ * - `run --output text`: the final assistant text followed by one newline; nothing at all when
+ *   the text is empty (a run that ended without an answer: the exit code and the events say why).
+ *   The text is printed whatever the stop reason, since `RunResult.text` is only set for an answer.
+ * - `run --output json`: one JSON object on one line,
+ *   `{runId, text, stopReason, turns, toolCalls, usage, durationMs}` plus `error` when the run
+ *   failed, then a newline.
+ * - Text goes out byte for byte when stdout is a pipe or a file; on a terminal it is passed through
+ *   `sanitizeForTerminal` (model and tool text is untrusted). JSON on a terminal has its C1
+ *   controls escaped, which keeps it valid JSON.
+ * - Every function resolves once the stream has accepted the bytes. A reader that went away
+ *   (EPIPE, e.g. `| head`) is not an error: the output is simply dropped.
+ */
+import type { RunResult } from "../loop/types.js";
+import type { Usage } from "../tools/types.js";
+import { escapeJsonForTerminal, sanitizeForTerminal } from "./events/sanitize.js";
+
+export type OutputFormat = "text" | "json";
+
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json"];
+
+/** The `--output json` object. */
+export interface ResultJson {
+  runId: string;
+  text: string;
+  stopReason: RunResult["stopReason"];
+  turns: number;
+  toolCalls: number;
+  usage: Usage;
+  durationMs: number;
+  error?: string;
+}
+
+export function resultToJson(result: RunResult): ResultJson {
+  const json: ResultJson = {
+    runId: result.runId,
+    text: result.text,
+    stopReason: result.stopReason,
+    turns: result.turns,
+    toolCalls: result.toolCalls,
+    usage: {
+      promptTokens: result.usage.promptTokens,
+      completionTokens: result.usage.completionTokens,
+      totalTokens: result.usage.totalTokens,
+    },
+    durationMs: result.durationMs,
+  };
+  if (result.error !== undefined) json.error = result.error;
+  return json;
+}
+
+/** Prints a run's result in the chosen format (see module rules). */
+export function printResult(
+  result: RunResult,
+  format: OutputFormat,
+  stream: NodeJS.WritableStream = process.stdout,
+): Promise<void> {
+  if (format === "json") return writeJsonLine(resultToJson(result), stream, undefined);
+  if (result.text === "") return Promise.resolve();
+  return writeOut(stream, `${forTerminal(result.text, stream)}\n`);
+}
+
+export interface PrintJsonOptions {
+  /** Spaces of indentation; 0 prints one line. Default 2. */
+  indent?: number;
+}
+
+/** Prints any JSON value and a newline (for `config --json`, `tools list --json`, …). */
+export function printJson(
+  value: unknown,
+  stream: NodeJS.WritableStream = process.stdout,
+  options: PrintJsonOptions = {},
+): Promise<void> {
+  return writeJsonLine(value, stream, options.indent ?? 2);
+}
+
+/** Prints text, adding a newline unless it already ends with one; prints nothing for "". */
+export function printText(text: string, stream: NodeJS.WritableStream = process.stdout): Promise<void> {
+  if (text === "") return Promise.resolve();
+  const safe = forTerminal(text, stream);
+  return writeOut(stream, safe.endsWith("\n") ? safe : `${safe}\n`);
+}
+
+function writeJsonLine(value: unknown, stream: NodeJS.WritableStream, indent: number | undefined): Promise<void> {
+  const json = JSON.stringify(value, null, indent || undefined) ?? "null";
+  return writeOut(stream, `${isTTY(stream) ? escapeJsonForTerminal(json) : json}\n`);
+}
+
+function forTerminal(text: string, stream: NodeJS.WritableStream): string {
+  return isTTY(stream) ? sanitizeForTerminal(text) : text;
+}
+
+function isTTY(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+const guarded = new WeakSet<NodeJS.WritableStream>();
+
+/** Writes one chunk; resolves when the stream accepted it (EPIPE resolves too), rejects on other errors. */
+function writeOut(stream: NodeJS.WritableStream, chunk: string): Promise<void> {
+  if (!guarded.has(stream)) {
+    // Without a listener an EPIPE 'error' event would crash the process; the write callback reports it.
+    stream.on("error", () => {});
+    guarded.add(stream);
+  }
+  return new Promise((resolve, reject) => {
+    try {
+      stream.write(chunk, (error?: Error | null) => {
+        if (!error || (error as NodeJS.ErrnoException).code === "EPIPE") resolve();
+        else reject(error);
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EPIPE") resolve();
+      else reject(error);
+    }
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * `--session FILE`: the conversation (without the system prompt) kept as JSON between runs.
+ * A missing file starts a new session; the file is written atomically after each run.
+ */
+import { readFile } from "node:fs/promises";
+import type { ChatMessage } from "../provider/types.js";
+import { writeFileAtomic } from "../tools/atomic-write.js";
+import { UsageError } from "./errors.js";
+
+interface SessionFile {
+  version: 1;
+  messages: ChatMessage[];
+}
+
+export async function loadSession(file: string): Promise<ChatMessage[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw new UsageError(`cannot read session file ${file}: ${(error as Error).message}`);
+  }
+  let parsed: SessionFile;
+  try {
+    parsed = JSON.parse(text) as SessionFile;
+  } catch (error) {
+    throw new UsageError(`session file ${file} is not JSON: ${(error as Error).message}`);
+  }
+  if (parsed?.version !== 1 || !Array.isArray(parsed.messages)) throw new UsageError(`session file ${file} is not a yiem session (version 1)`);
+  return parsed.messages.filter((m) => m.role !== "system");
+}
+
+export async function saveSession(file: string, messages: ChatMessage[]): Promise<void> {
+  const data: SessionFile = { version: 1, messages: messages.filter((m) => m.role !== "system") };
+  await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
+}

@@ -1,0 +1,50 @@
+/**
+ * SIGINT/SIGTERM during a run: the first one aborts the run (tools get their abort signal, the run
+ * still ends with `agentEnd` aborted and exit 130/143); a second one exits at once.
+ */
+import { EXIT } from "./exit-codes.js";
+
+export interface SignalHandling {
+  controller: AbortController;
+  /** The first signal received, if any. */
+  readonly received: NodeJS.Signals | null;
+  dispose(): void;
+}
+
+/** Called with the signal on a second interrupt, just before exiting (e.g. to kill child groups). */
+const onForcedExit: Array<(signal: NodeJS.Signals) => void> = [];
+
+export function beforeForcedExit(callback: (signal: NodeJS.Signals) => void): void {
+  onForcedExit.push(callback);
+}
+
+export function installSignalHandlers(): SignalHandling {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | null = null;
+  const handle = (signal: NodeJS.Signals) => {
+    if (received) {
+      for (const callback of onForcedExit) {
+        try {
+          callback(signal);
+        } catch {
+          // exiting anyway
+        }
+      }
+      process.exit(received === "SIGTERM" ? EXIT.sigterm : EXIT.sigint);
+    }
+    received = signal;
+    controller.abort(new Error(`received ${signal}`));
+  };
+  process.on("SIGINT", handle);
+  process.on("SIGTERM", handle);
+  return {
+    controller,
+    get received() {
+      return received;
+    },
+    dispose() {
+      process.off("SIGINT", handle);
+      process.off("SIGTERM", handle);
+    },
+  };
+}

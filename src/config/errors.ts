@@ -1,0 +1,51 @@
+/** The one error type of spec loading: a single clear message; the CLI maps it to exit code 2. */
+import path from "node:path";
+
+export interface ConfigErrorDetails {
+  /** Absolute path of the file at fault. */
+  file?: string;
+  /** 1-based line in `file`, when known. */
+  line?: number;
+  /** Dotted key in the spec (`limits.maxTurns`), or a flag (`--tool-execution`) or variable name. */
+  key?: string;
+}
+
+export class ConfigError extends Error {
+  readonly file?: string;
+  readonly line?: number;
+  readonly key?: string;
+  constructor(message: string, details: ConfigErrorDetails = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ConfigError";
+    this.file = details.file;
+    this.line = details.line;
+    this.key = details.key;
+  }
+}
+
+/** How a file is named in messages: relative to cwd when inside it, else absolute. */
+export function displayPath(file: string, cwd: string): string {
+  const rel = path.relative(cwd, file);
+  return rel && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : file;
+}
+
+/** `file:line: message` (or `file: message` when the line is unknown). */
+export function fileError(
+  message: string,
+  where: { file: string; line?: number; key?: string; cwd: string },
+): ConfigError {
+  const prefix = displayPath(where.file, where.cwd) + (where.line ? `:${where.line}` : "");
+  return new ConfigError(`${prefix}: ${message}`, { file: where.file, line: where.line, key: where.key });
+}
+
+/** A value for a message: strings quoted and cut short, objects and lists named by kind. */
+export function showValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") {
+    const cut = value.length > 60 ? value.slice(0, 57) + "..." : value;
+    return JSON.stringify(cut);
+  }
+  return String(value);
+}

@@ -1,0 +1,177 @@
+/**
+ * Resolving the `model` section. Precedence per field: flag > environment > spec > default.
+ * Model names: `replay:FILE` is the offline model (the file must exist). A name only counts as
+ * having a scheme when it looks like `scheme:path` (lowercase scheme, then something path-like:
+ * `/`, `./`, `../`, `~`, a `/` anywhere, or a data-file extension); any such scheme other than
+ * `replay` is an error. Every other name, colons included (`llama3.1:8b`, `qwen:7b`,
+ * `org/model:free`), is passed to the server as is.
+ * API key: env[apiKeyEnv]; missing is an error only for api.openai.com (the default base URL).
+ */
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { parseDuration } from "./duration.js";
+import { ConfigError } from "./errors.js";
+import type { SpecPath } from "./parse.js";
+import {
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_MODEL_SETTINGS,
+  type AgentSpec,
+  type ModelSpec,
+  type ResolvedModel,
+  type SourceKey,
+  type SpecOverrides,
+  type ValueSource,
+} from "./types.js";
+
+export const KNOWN_MODEL_SCHEMES = ["replay"] as const;
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+const SCHEMED = /^([a-z][a-z0-9+.-]*):(.*)$/s;
+const PATH_LIKE = /^(\/|\.\.?\/|~)|\/|\\|\.(jsonl|ndjson|json|ya?ml|txt)$/i;
+
+export type ModelScheme = { scheme: "replay"; file: string } | { scheme: null };
+
+/** Classify a model name; throws a plain Error (message without location) for an unknown scheme. */
+export function parseModelName(name: string): ModelScheme {
+  const match = SCHEMED.exec(name);
+  if (!match) return { scheme: null };
+  const [, scheme, rest] = match;
+  if (scheme === "replay") {
+    if (!rest.trim()) throw new Error(`"replay:" needs a file, e.g. replay:runs/demo.jsonl`);
+    return { scheme: "replay", file: rest };
+  }
+  if (PATH_LIKE.test(rest)) {
+    throw new Error(
+      `unknown model scheme "${scheme}:" in ${JSON.stringify(name)} (known: replay:FILE; ` +
+        `plain names like gpt-4o-mini or llama3.1:8b need no scheme)`,
+    );
+  }
+  return { scheme: null };
+}
+
+/** True when requests go to api.openai.com, which needs a key (local servers do not). */
+export function needsApiKey(baseURL: string | undefined): boolean {
+  if (!baseURL) return true;
+  try {
+    return new URL(baseURL).hostname === "api.openai.com";
+  } catch {
+    return false;
+  }
+}
+
+export interface ModelContext {
+  cwd: string;
+  baseDir: string;
+  env: NodeJS.ProcessEnv;
+  /** Spec file name for messages, or null. */
+  configLabel: string | null;
+  specError(message: string, specPath: SpecPath): ConfigError;
+}
+
+type Origin = { source: ValueSource; fail: (message: string) => ConfigError; baseDir: string };
+
+export async function resolveModel(
+  spec: AgentSpec,
+  overrides: SpecOverrides,
+  ctx: ModelContext,
+  requireModel: boolean,
+): Promise<{ model: ResolvedModel; sources: Partial<Record<SourceKey, ValueSource>> }> {
+  const specModel: ModelSpec | undefined = typeof spec.model === "string" ? { name: spec.model } : spec.model;
+  const namePath: SpecPath = typeof spec.model === "string" ? ["model"] : ["model", "name"];
+  const sources: Partial<Record<SourceKey, ValueSource>> = {};
+  const has = (value: string | undefined): value is string => typeof value === "string" && value !== "";
+
+  let name = "";
+  let origin: Origin | undefined;
+  if (has(overrides.model)) {
+    name = overrides.model;
+    origin = { source: "flag", fail: (m) => new ConfigError(`--model: ${m}`, { key: "--model" }), baseDir: ctx.cwd };
+  } else if (has(ctx.env.YIEM_MODEL)) {
+    name = ctx.env.YIEM_MODEL;
+    origin = { source: "env", fail: (m) => new ConfigError(`YIEM_MODEL: ${m}`, { key: "YIEM_MODEL" }), baseDir: ctx.cwd };
+  } else if (specModel) {
+    name = specModel.name;
+    origin = { source: "spec", fail: (m) => ctx.specError(m, namePath), baseDir: ctx.baseDir };
+  }
+  sources["model.name"] = origin?.source ?? "default";
+
+  let replayFile: string | undefined;
+  if (origin) {
+    let scheme: ModelScheme;
+    try {
+      scheme = parseModelName(name);
+    } catch (error) {
+      throw origin.fail((error as Error).message);
+    }
+    if (scheme.scheme === "replay") {
+      replayFile = path.resolve(origin.baseDir, scheme.file);
+      const found = await stat(replayFile).catch(() => null);
+      if (!found?.isFile()) throw origin.fail(`replay file "${scheme.file}" not found (${replayFile})`);
+      name = `replay:${replayFile}`;
+    }
+  } else if (requireModel) {
+    const where = ctx.configLabel ? `${ctx.configLabel} sets no "model"` : "no spec file was found";
+    throw new ConfigError(`no model: ${where}; pass --model, set YIEM_MODEL, or add "model" to the spec`, {
+      key: "model",
+    });
+  }
+
+  let baseURL: string | undefined;
+  if (has(overrides.baseURL)) {
+    baseURL = checkURL(overrides.baseURL, "--base-url");
+    sources["model.baseURL"] = "flag";
+  } else if (has(ctx.env.OPENAI_BASE_URL)) {
+    baseURL = checkURL(ctx.env.OPENAI_BASE_URL, "OPENAI_BASE_URL");
+    sources["model.baseURL"] = "env";
+  } else {
+    baseURL = specModel?.baseURL;
+    sources["model.baseURL"] = baseURL === undefined ? "default" : "spec";
+  }
+
+  const apiKeyEnv = specModel?.apiKeyEnv ?? DEFAULT_API_KEY_ENV;
+  const apiKey = ctx.env[apiKeyEnv] || undefined;
+  sources["model.apiKeyEnv"] = specModel?.apiKeyEnv ? "spec" : "default";
+  sources["model.apiKey"] = apiKey ? "env" : "default";
+  if (requireModel && !replayFile && !apiKey && needsApiKey(baseURL)) {
+    throw new ConfigError(
+      `${apiKeyEnv} is not set: model "${name}" at ${baseURL ?? DEFAULT_BASE_URL} needs an API key ` +
+        `(export ${apiKeyEnv}, or point model.baseURL at a local server such as http://localhost:11434/v1)`,
+      { key: apiKeyEnv },
+    );
+  }
+
+  let timeoutMs: number = DEFAULT_MODEL_SETTINGS.timeoutMs;
+  if (specModel?.timeoutMs !== undefined) {
+    timeoutMs = parseDuration(specModel.timeoutMs);
+    if (timeoutMs <= 0) throw ctx.specError(`"model.timeoutMs" must be greater than 0`, ["model", "timeoutMs"]);
+  }
+  const fromSpec = <T>(key: keyof ModelSpec, value: T | undefined, fallback: T): T => {
+    sources[`model.${key}` as SourceKey] = value === undefined ? "default" : "spec";
+    return value ?? fallback;
+  };
+  const model: ResolvedModel = {
+    name,
+    ...(replayFile ? { replayFile } : {}),
+    ...(baseURL !== undefined ? { baseURL } : {}),
+    apiKeyEnv,
+    ...optional("temperature", fromSpec("temperature", specModel?.temperature, undefined)),
+    ...optional("maxTokens", fromSpec("maxTokens", specModel?.maxTokens, undefined)),
+    stream: fromSpec("stream", specModel?.stream, DEFAULT_MODEL_SETTINGS.stream as boolean),
+    maxRetries: fromSpec("maxRetries", specModel?.maxRetries, DEFAULT_MODEL_SETTINGS.maxRetries as number),
+    timeoutMs: fromSpec("timeoutMs", specModel?.timeoutMs === undefined ? undefined : timeoutMs, timeoutMs),
+  };
+  // Non-enumerable: JSON.stringify, spreads and inspection never show the key.
+  Object.defineProperty(model, "apiKey", { value: apiKey, enumerable: false, writable: false });
+  return { model, sources };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+function checkURL(value: string, label: string): string {
+  if (!/^https?:\/\//.test(value)) {
+    throw new ConfigError(`${label} must be an http(s) URL (got ${JSON.stringify(value)})`, { key: label });
+  }
+  return value;
+}

@@ -1,0 +1,99 @@
+/**
+ * Parsing a spec file's text with line numbers kept: YAML (also `.yiemrc`) through the `yaml`
+ * package, JSON with JSON.parse (located through `yaml`, which reads JSON too).
+ * `package.json` contributes its `yiem` property. Syntax errors name the file and line.
+ */
+import path from "node:path";
+import type { Document, LineCounter, Node as YamlNode } from "yaml";
+import { fileError } from "./errors.js";
+
+/** A key path in the spec: `["limits", "maxTurns"]`, `["toolDirs", 1]`. */
+export type SpecPath = (string | number)[];
+
+export interface ParsedSpecFile {
+  /** Absolute path. */
+  file: string;
+  /** The spec (package.json: its `yiem` property); null when the file holds none. */
+  value: unknown;
+  /** 1-based line of the key (`part: "key"`) or of the value at `specPath`, when known. */
+  lineOf(specPath: SpecPath, part?: "key" | "value"): number | undefined;
+}
+
+function isJsonFile(file: string): boolean {
+  return path.extname(file) === ".json";
+}
+
+function isPackageJson(file: string): boolean {
+  return path.basename(file) === "package.json";
+}
+
+/** Parse `text` (the content of `file`); throws ConfigError on a syntax error. */
+export async function parseSpecText(file: string, text: string, cwd: string): Promise<ParsedSpecFile> {
+  const yaml = await import("yaml");
+  const lineCounter = new yaml.LineCounter();
+  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: false });
+  let value: unknown;
+  if (isJsonFile(file)) {
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      const message = (error as Error).message;
+      const position = /at position (\d+)/.exec(message);
+      const line = position
+        ? lineCounter.linePos(Number(position[1])).line
+        : doc.errors[0]?.linePos?.[0].line;
+      const reason = message.replace(/, ".*" is not valid JSON$/s, "").replace(/ in JSON at position \d+.*$/s, "");
+      throw fileError(`invalid JSON: ${reason}`, { file, line, cwd });
+    }
+  } else {
+    const first = doc.errors[0];
+    if (first) {
+      const reason = first.message.split(/ at line \d+/)[0];
+      throw fileError(`YAML syntax error: ${reason}`, { file, line: first.linePos?.[0].line, cwd });
+    }
+    value = doc.toJS({ maxAliasCount: 100 });
+  }
+  const prefix: SpecPath = isPackageJson(file) ? ["yiem"] : [];
+  if (prefix.length) {
+    value = value && typeof value === "object" ? ((value as Record<string, unknown>).yiem ?? null) : null;
+  }
+  const located = doc.errors.length === 0 ? doc : null;
+  return {
+    file,
+    value: value ?? null,
+    lineOf: (specPath, part = "value") =>
+      located ? findLine(yaml, located, lineCounter, [...prefix, ...specPath], part) : undefined,
+  };
+}
+
+type YamlModule = typeof import("yaml");
+
+/** Walk the document to the node at `specPath`; fall back to the deepest node found. */
+function findLine(
+  yaml: YamlModule,
+  doc: Document,
+  lineCounter: LineCounter,
+  specPath: SpecPath,
+  part: "key" | "value",
+): number | undefined {
+  let node: unknown = doc.contents;
+  let keyNode: unknown;
+  for (const segment of specPath) {
+    let next: unknown;
+    if (yaml.isMap(node)) {
+      const pair = node.items.find((item) => yaml.isScalar(item.key) && String(item.key.value) === String(segment));
+      if (pair) {
+        keyNode = pair.key;
+        next = pair.value ?? pair.key;
+      }
+    } else if (yaml.isSeq(node) && typeof segment === "number") {
+      next = node.items[segment];
+      keyNode = next;
+    }
+    if (!next) break;
+    node = next;
+  }
+  const target = (part === "key" && keyNode ? keyNode : node) as YamlNode | null;
+  const offset = target?.range?.[0];
+  return offset === undefined ? undefined : lineCounter.linePos(offset).line;
+}

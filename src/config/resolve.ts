@@ -1,0 +1,235 @@
+/**
+ * Turning a validated spec plus flags and environment into a ResolvedSpec.
+ * Rules: flag > environment > spec > default for every value; spec paths resolve against the
+ * spec's folder, flag paths against cwd; tool folders, the system prompt file and hook modules
+ * must exist; durations become milliseconds.
+ */
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
+import { parseDuration } from "./duration.js";
+import { ConfigError, displayPath, fileError } from "./errors.js";
+import { resolveModel, type ModelContext } from "./model.js";
+import type { ParsedSpecFile, SpecPath } from "./parse.js";
+import {
+  DEFAULT_BUILTIN_TOOLS,
+  DEFAULT_HOOK_TIMEOUT_MS,
+  type AgentSpec,
+  type HookSpec,
+  type ResolvedHook,
+  type ResolvedSpec,
+  type SourceKey,
+  type SpecOverrides,
+  type ValueSource,
+} from "./types.js";
+import { formatKey } from "./validate.js";
+
+export interface ResolveInput {
+  spec: AgentSpec;
+  parsed: ParsedSpecFile | null;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  overrides: SpecOverrides;
+  requireModel: boolean;
+}
+
+const TOOL_EXECUTION_MODES: ToolExecutionMode[] = ["sequential", "parallel"];
+const LIMIT_FLAGS: Partial<Record<keyof Limits, string>> = {
+  maxTurns: "--max-turns",
+  toolTimeoutMs: "--tool-timeout",
+  runTimeoutMs: "--timeout",
+};
+
+export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
+  const { spec, parsed, cwd, overrides } = input;
+  const baseDir = parsed ? path.dirname(parsed.file) : cwd;
+  const specError = (message: string, specPath: SpecPath): ConfigError =>
+    parsed
+      ? fileError(message, { file: parsed.file, line: parsed.lineOf(specPath), key: formatKey(specPath), cwd })
+      : new ConfigError(message, { key: formatKey(specPath) });
+  const ctx: ModelContext = {
+    cwd,
+    baseDir,
+    env: input.env,
+    configLabel: parsed ? displayPath(parsed.file, cwd) : null,
+    specError,
+  };
+  const sources: Partial<Record<SourceKey, ValueSource>> = {};
+  const pick = <T>(key: SourceKey, flag: T | undefined, fromSpec: T | undefined, fallback: T): T => {
+    sources[key] = flag !== undefined ? "flag" : fromSpec !== undefined ? "spec" : "default";
+    return flag ?? fromSpec ?? fallback;
+  };
+
+  const { model, sources: modelSources } = await resolveModel(spec, overrides, ctx, input.requireModel);
+  Object.assign(sources, modelSources);
+
+  const systemPrompt = await resolveSystemPrompt(spec, overrides, baseDir, specError);
+  const promptInSpec = spec.systemPrompt !== undefined || spec.systemPromptFile !== undefined;
+  sources.systemPrompt = overrides.system !== undefined ? "flag" : promptInSpec ? "spec" : "default";
+
+  const toolDirs = await resolveToolDirs(spec, overrides, cwd, baseDir, specError);
+  sources.toolDirs = overrides.toolDirs?.length ? "flag" : spec.toolDirs ? "spec" : "default";
+  sources.writeToolDir = spec.writeToolDir !== undefined ? "spec" : "default";
+  const writeToolDir =
+    spec.writeToolDir !== undefined ? path.resolve(baseDir, spec.writeToolDir) : (toolDirs[0] ?? null);
+
+  const toolExecution = pick("toolExecution", checkToolExecution(overrides.toolExecution), spec.toolExecution, "sequential");
+  const allow = pick("tools.allow", globList(overrides.allowTools), spec.tools?.allow, ["*"]);
+  const deny = pick("tools.deny", globList(overrides.denyTools), spec.tools?.deny, []);
+
+  const limits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+    const flag = limitFlag(key, overrides);
+    const raw = spec.limits?.[key];
+    const fromSpec = raw === undefined ? undefined : typeof raw === "number" ? raw : parseDuration(raw);
+    limits[key] = pick(`limits.${key}`, flag, fromSpec === undefined ? undefined : Math.round(fromSpec), DEFAULT_LIMITS[key]);
+  }
+
+  const hooks: ResolvedSpec["hooks"] = {};
+  for (const key of ["beforeToolCall", "afterToolCall"] as const) {
+    const hook = spec.hooks?.[key];
+    sources[`hooks.${key}`] = hook === undefined ? "default" : "spec";
+    if (hook !== undefined) hooks[key] = await resolveHook(hook, ["hooks", key], baseDir, specError);
+  }
+
+  sources.name = spec.name !== undefined ? "spec" : "default";
+  sources.builtinTools = spec.builtinTools ? "spec" : "default";
+  return {
+    configPath: parsed?.file ?? null,
+    baseDir,
+    name: spec.name ?? null,
+    systemPrompt,
+    model,
+    toolDirs,
+    builtinTools: [...(spec.builtinTools ?? DEFAULT_BUILTIN_TOOLS)],
+    writeToolDir,
+    toolExecution,
+    tools: { allow: [...allow], deny: [...deny] },
+    limits,
+    hooks,
+    sources: sources as Record<SourceKey, ValueSource>,
+  };
+}
+
+type SpecErrorFn = (message: string, specPath: SpecPath) => ConfigError;
+
+async function resolveSystemPrompt(
+  spec: AgentSpec,
+  overrides: SpecOverrides,
+  baseDir: string,
+  specError: SpecErrorFn,
+): Promise<string> {
+  if (overrides.system !== undefined) return overrides.system;
+  if (spec.systemPrompt !== undefined) return spec.systemPrompt;
+  if (spec.systemPromptFile === undefined) return "";
+  const file = path.resolve(baseDir, spec.systemPromptFile);
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code})`;
+    throw specError(`system prompt file "${spec.systemPromptFile}" ${reason} (${file})`, ["systemPromptFile"]);
+  }
+}
+
+async function isDirectory(dir: string): Promise<boolean> {
+  return (await stat(dir).catch(() => null))?.isDirectory() ?? false;
+}
+
+async function resolveToolDirs(
+  spec: AgentSpec,
+  overrides: SpecOverrides,
+  cwd: string,
+  baseDir: string,
+  specError: SpecErrorFn,
+): Promise<string[]> {
+  const dirs: string[] = [];
+  if (overrides.toolDirs?.length) {
+    for (const dir of overrides.toolDirs) {
+      const absolute = path.resolve(cwd, dir);
+      if (!(await isDirectory(absolute))) {
+        throw new ConfigError(`--tool-dir: tool folder "${dir}" not found (${absolute})`, { key: "--tool-dir" });
+      }
+      dirs.push(absolute);
+    }
+  } else {
+    for (const [index, dir] of (spec.toolDirs ?? []).entries()) {
+      const absolute = path.resolve(baseDir, dir);
+      if (!(await isDirectory(absolute))) {
+        throw specError(`tool folder "${dir}" not found (${absolute})`, ["toolDirs", index]);
+      }
+      dirs.push(absolute);
+    }
+  }
+  return [...new Set(dirs)];
+}
+
+function checkToolExecution(value: string | undefined): ToolExecutionMode | undefined {
+  if (value === undefined) return undefined;
+  if (!TOOL_EXECUTION_MODES.includes(value as ToolExecutionMode)) {
+    throw new ConfigError(
+      `--tool-execution must be one of ${TOOL_EXECUTION_MODES.join(", ")} (got ${JSON.stringify(value)})`,
+      { key: "--tool-execution" },
+    );
+  }
+  return value as ToolExecutionMode;
+}
+
+/** Flag globs: repeated flags and comma-separated items alike; undefined when not given. */
+function globList(values: string[] | undefined): string[] | undefined {
+  if (!values?.length) return undefined;
+  return values.flatMap((value) => value.split(",")).map((glob) => glob.trim()).filter(Boolean);
+}
+
+function limitFlag(key: keyof Limits, overrides: SpecOverrides): number | undefined {
+  const flag = LIMIT_FLAGS[key];
+  const value = flag ? overrides[key as "maxTurns" | "toolTimeoutMs" | "runTimeoutMs"] : undefined;
+  if (value === undefined || !flag) return undefined;
+  if (key === "maxTurns") {
+    const turns = typeof value === "number" ? value : /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(turns) || turns < 1) {
+      throw new ConfigError(`${flag} must be an integer >= 1 (got ${JSON.stringify(value)})`, { key: flag });
+    }
+    return turns;
+  }
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new ConfigError(`${flag}: ${(error as Error).message}`, { key: flag });
+  }
+}
+
+async function resolveHook(
+  hook: HookSpec,
+  specPath: SpecPath,
+  baseDir: string,
+  specError: SpecErrorFn,
+): Promise<ResolvedHook> {
+  if (typeof hook === "string") {
+    const file = path.resolve(baseDir, hook);
+    if (!(await stat(file).catch(() => null))?.isFile()) {
+      throw specError(`hook module "${hook}" not found (${file})`, specPath);
+    }
+    return file;
+  }
+  const commandPath = [...specPath, "command"];
+  if (typeof hook.command === "string" && /\s/.test(hook.command.trim())) {
+    throw specError(
+      `"${formatKey(commandPath)}" must list the program and its arguments separately, ` +
+        `e.g. ["./hooks/audit.sh", "--strict"] (no shell is used)`,
+      commandPath,
+    );
+  }
+  const argv = (typeof hook.command === "string" ? [hook.command.trim()] : hook.command).map((arg) =>
+    arg.startsWith("./") || arg.startsWith("../") ? path.resolve(baseDir, arg) : arg,
+  );
+  if (path.isAbsolute(argv[0]) && !(await stat(argv[0]).catch(() => null))?.isFile()) {
+    throw specError(`hook program "${argv[0]}" not found`, [...commandPath, 0]);
+  }
+  let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
+  if (hook.timeoutMs !== undefined) {
+    timeoutMs = parseDuration(hook.timeoutMs);
+    if (timeoutMs <= 0) throw specError(`"${formatKey([...specPath, "timeoutMs"])}" must be greater than 0`, [...specPath, "timeoutMs"]);
+  }
+  return { command: argv, timeoutMs };
+}

@@ -1,0 +1,125 @@
+/**
+ * Checking a spec against schema/agent.schema.json with ajv (imported on first use, compiled
+ * once per process). The first error becomes one message naming the file, line, key and what
+ * was expected.
+ */
+import { readFile } from "node:fs/promises";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { fileError, showValue, type ConfigError } from "./errors.js";
+import type { ParsedSpecFile, SpecPath } from "./parse.js";
+
+/** The published schema, found from src/config or dist/config alike. */
+export const AGENT_SCHEMA_URL = new URL("../../schema/agent.schema.json", import.meta.url);
+
+let compiled: Promise<ValidateFunction> | undefined;
+
+function compileSchema(): Promise<ValidateFunction> {
+  compiled ??= (async () => {
+    const [{ default: ajvModule }, text] = await Promise.all([import("ajv"), readFile(AGENT_SCHEMA_URL, "utf8")]);
+    const Ajv = ajvModule.default;
+    const ajv = new Ajv({ allErrors: false, verbose: true, allowUnionTypes: true });
+    return ajv.compile(JSON.parse(text));
+  })();
+  return compiled;
+}
+
+/** Throws ConfigError when `value` (the interpolated spec of `parsed`) breaks the schema. */
+export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string): Promise<void> {
+  const validate = await compileSchema();
+  if (validate(value)) return;
+  throw toConfigError(validate.errors![0], parsed, cwd);
+}
+
+/** `/limits/maxTurns` → `["limits", "maxTurns"]` (array indexes as numbers). */
+function toSpecPath(instancePath: string): SpecPath {
+  if (!instancePath) return [];
+  return instancePath
+    .slice(1)
+    .split("/")
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}
+
+/** `["toolDirs", 1]` → `toolDirs[1]`, `["limits", "maxTurns"]` → `limits.maxTurns`. */
+export function formatKey(specPath: SpecPath): string {
+  return specPath
+    .map((part, index) => (typeof part === "number" ? `[${part}]` : index === 0 ? part : `.${part}`))
+    .join("");
+}
+
+type SchemaNode = Record<string, unknown>;
+
+/** What a schema node accepts, in words. */
+export function describeSchema(schema: SchemaNode): string {
+  const types = ([] as string[]).concat((schema.type as string | string[] | undefined) ?? []);
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(", ")}`;
+  if (typeof schema.pattern === "string" && schema.pattern.includes("(ms|s|m|h)")) {
+    const floor = schema.minimum === 1 ? " greater than 0" : "";
+    return `a duration${floor}: milliseconds (1500) or a string like "500ms", "30s", "2m"`;
+  }
+  if (types.length === 1) {
+    const [type] = types;
+    if (type === "integer" || type === "number") {
+      const noun = type === "integer" ? "an integer" : "a number";
+      const { minimum: min, maximum: max } = schema;
+      if (min !== undefined && max !== undefined) return `${noun} from ${min} to ${max}`;
+      if (min !== undefined) return `${noun} >= ${min}`;
+      return noun;
+    }
+    if (type === "string") {
+      if (schema.pattern === "^https?://") return "an http(s) URL";
+      if (typeof schema.pattern === "string") return "an environment variable NAME (like OPENAI_API_KEY), not a value";
+      return schema.minLength ? "a non-empty string" : "a string";
+    }
+    if (type === "boolean") return "true or false";
+    if (type === "object") return "a mapping of keys";
+    if (type === "array") {
+      const items = schema.items as SchemaNode | undefined;
+      return items && Array.isArray(items.enum) ? `a list of: ${items.enum.join(", ")}` : "a list of strings";
+    }
+  }
+  const nouns: Record<string, string> = {
+    string: schema.minLength ? "a non-empty string" : "a string",
+    object: "a mapping of keys",
+    array: "a list of strings",
+    integer: "an integer",
+  };
+  return types.map((type) => nouns[type] ?? type).join(" or ");
+}
+
+function toConfigError(error: ErrorObject, parsed: ParsedSpecFile, cwd: string): ConfigError {
+  const specPath = toSpecPath(error.instancePath);
+  const key = formatKey(specPath);
+  const where = (line: number | undefined, errorKey: string) => ({ file: parsed.file, line, key: errorKey, cwd });
+  const parentSchema = (error.parentSchema ?? {}) as SchemaNode;
+  switch (error.keyword) {
+    case "additionalProperties": {
+      const unknown = String((error.params as { additionalProperty: string }).additionalProperty);
+      const keyPath = [...specPath, unknown];
+      const allowed = Object.keys((parentSchema.properties as SchemaNode | undefined) ?? {}).join(", ");
+      const scope = key ? `"${key}"` : "the spec";
+      return fileError(
+        `unknown key "${unknown}" in ${scope} (allowed: ${allowed})`,
+        where(parsed.lineOf(keyPath, "key"), formatKey(keyPath)),
+      );
+    }
+    case "required": {
+      const missing = (error.params as { missingProperty: string }).missingProperty;
+      return fileError(`"${key}" is missing the key "${missing}"`, where(parsed.lineOf(specPath, "key"), key));
+    }
+    case "not":
+      return fileError(
+        `use either "systemPrompt" or "systemPromptFile", not both`,
+        where(parsed.lineOf(["systemPromptFile"], "key"), "systemPromptFile"),
+      );
+    case "uniqueItems":
+      return fileError(`"${key}" lists an item twice`, where(parsed.lineOf(specPath), key));
+    default: {
+      const line = parsed.lineOf(specPath);
+      if (!key) return fileError(`the spec must be a mapping of keys (got ${showValue(error.data)})`, where(line, ""));
+      const secret = key === "model.apiKeyEnv";
+      const got = secret ? "" : ` (got ${showValue(error.data)})`;
+      return fileError(`"${key}" must be ${describeSchema(parentSchema)}${got}`, where(line, key));
+    }
+  }
+}

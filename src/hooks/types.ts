@@ -1,0 +1,27 @@
+/** Hooks as the agent spec declares them (`hooks.beforeToolCall`, `hooks.afterToolCall`). */
+
+/** A module path (TS/JS, default export) or a command run without a shell. */
+export type HookSpec = string | CommandHookSpec;
+
+export interface CommandHookSpec {
+  /** argv; `command[0]` is absolute (the config loader resolves it) or a name on PATH. */
+  command: string[];
+  /** Default 30000. */
+  timeoutMs?: number;
+}
+
+export type HookName = "beforeToolCall" | "afterToolCall";
+
+export interface SpecHooks {
+  beforeToolCall?: HookSpec;
+  afterToolCall?: HookSpec;
+}
+
+export interface LoadSpecHooksOptions {
+  /** Folder relative paths resolve against and command hooks run in (default: process.cwd()). */
+  cwd?: string;
+  /** Default timeout of every hook, ms (default 30000). */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;

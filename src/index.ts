@@ -1,0 +1,10 @@
+/** The yiem library: the tool model, the loop and the providers. */
+export * from "./tools/types.js";
+export { defineTool, textContent, toolResult, checkToolShape, TOOL_NAME_PATTERN } from "./tools/define.js";
+export { ToolRegistry, registerTool } from "./tools/registry.js";
+export { loadTools, loadToolFile, listToolFiles } from "./tools/loader.js";
+export { parseToolArguments } from "./tools/arguments.js";
+export { prepareArguments } from "./loop/prepare.js";
+export * from "./provider/types.js";
+export * from "./loop/types.js";
+export { runAgent } from "./loop/run-agent.js";

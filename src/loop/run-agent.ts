@@ -1,0 +1,227 @@
+/**
+ * The agent loop: messages → provider → tool calls → prepare/execute/finalize → tool results
+ * (in call order) → next turn. It ends when the model answers without tool calls (`completed`),
+ * after a batch in which a result set `terminate` (`terminated`), on a limit (`maxTurns`,
+ * `timeout`, `budget`, `loopDetected`), on abort (`aborted`) or on a model failure (`error`).
+ * Rules: `agentStart` comes first and `agentEnd` exactly once, last; every tool call id gets
+ * exactly one result message; runAgent never throws.
+ */
+import { randomUUID } from "node:crypto";
+import type { AssistantMessage, ChatMessage, ModelResponse, ToolCall, ToolSpec } from "../provider/types.js";
+import { createEmitter, type Emit } from "./events.js";
+import type { FinishedCall } from "./execute.js";
+import { messageOf } from "./prepare.js";
+import { rejectCall, runToolCalls } from "./schedule.js";
+import { extractToolCalls } from "./tool-calls.js";
+import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
+import { addUsage, zeroUsage } from "./usage.js";
+
+export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
+  const runId = options.runId ?? randomUUID();
+  const emit = createEmitter(runId, options.onEvent);
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const mode = options.toolExecution ?? "sequential";
+  const isToolAllowed = options.isToolAllowed ?? (() => true);
+  const hooks = options.hooks ?? {};
+  const started = performance.now();
+  const messages: ChatMessage[] = [...options.messages];
+  const usage = zeroUsage();
+  let turns = 0;
+  let toolCallCount = 0;
+  let idCounter = 0;
+  const makeId = () => `call_${runId.slice(0, 8)}_${++idCounter}`;
+
+  // One signal for the whole run: the caller's abort or the run timeout.
+  const controller = new AbortController();
+  let timedOut = false;
+  const onOuterAbort = () => controller.abort(options.signal?.reason);
+  if (options.signal?.aborted) onOuterAbort();
+  else options.signal?.addEventListener("abort", onOuterAbort, { once: true });
+  const runTimer = limits.runTimeoutMs > 0
+    ? setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error(`run timed out after ${limits.runTimeoutMs} ms`));
+      }, limits.runTimeoutMs)
+    : undefined;
+  const signal = controller.signal;
+  const interruptedReason = (): StopReason => (timedOut ? "timeout" : "aborted");
+
+  const offeredTools = () => options.registry.list().filter((t) => isToolAllowed(t.name));
+  emit({
+    type: "agentStart",
+    schemaVersion: 1,
+    yiemVersion: options.yiemVersion ?? "0.0.0",
+    model: options.provider.model,
+    tools: offeredTools().map((t) => t.name),
+    toolExecution: mode,
+    configPath: options.configPath ?? null,
+  });
+  for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
+
+  let stopReason: StopReason = "completed";
+  let text = "";
+  let error: string | undefined;
+  const repeats = { signature: "", count: 0 };
+
+  try {
+    for (;;) {
+      if (signal.aborted) {
+        stopReason = interruptedReason();
+        break;
+      }
+      if (turns >= limits.maxTurns) {
+        stopReason = "maxTurns";
+        error = `the run reached maxTurns (${limits.maxTurns}) without a final answer`;
+        break;
+      }
+      const turn = ++turns;
+      emit({ type: "turnStart", turn });
+      const tools: ToolSpec[] = offeredTools().map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema }));
+
+      let response: ModelResponse;
+      try {
+        response = await options.provider.complete({
+          messages,
+          tools,
+          signal,
+          onTextDelta: (delta) => emit({ type: "messageUpdate", turn, delta }),
+          onRetry: (info) => emit({ type: "retry", ...info }),
+        });
+      } catch (err) {
+        if (signal.aborted) stopReason = interruptedReason();
+        else {
+          stopReason = "error";
+          error = messageOf(err);
+        }
+        emit({ type: "turnEnd", turn, toolResults: 0, usage: zeroUsage() });
+        break;
+      }
+
+      const turnUsage = { ...response.usage };
+      addUsage(usage, response.usage);
+      const extracted = extractToolCalls(response.message, makeId);
+      const assistant: AssistantMessage = { role: "assistant", content: extracted.content, toolCalls: extracted.toolCalls };
+      messages.push(assistant);
+      emit({
+        type: "messageEnd",
+        turn,
+        message: { role: "assistant", content: assistant.content, toolCalls: assistant.toolCalls },
+        usage: response.usage,
+        finishReason: response.finishReason,
+      });
+
+      const calls = extracted.toolCalls;
+      toolCallCount += calls.length;
+      const longestRepeat = countRepeats(calls, repeats);
+      const batch = { turn, emit };
+      let finished: FinishedCall[];
+      let stopAfterBatch: StopReason | null = null;
+
+      if (limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) {
+        finished = rejectAll(calls, "Not executed: the run's token budget is spent.", batch);
+        stopAfterBatch = "budget";
+        error = `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
+      } else if (calls.length > 0 && response.finishReason === "length") {
+        finished = rejectAll(calls, "Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter.", batch);
+      } else if (limits.loopDetection > 0 && longestRepeat.count >= limits.loopDetection) {
+        finished = rejectAll(calls, `Not executed: the same call was made ${longestRepeat.count} times in a row.`, batch);
+        stopAfterBatch = "loopDetected";
+        error = `loop detected: "${longestRepeat.name}" called ${longestRepeat.count} times in a row with the same arguments`;
+      } else {
+        finished = await runToolCalls(calls, {
+          mode,
+          maxConcurrency: limits.maxConcurrency,
+          registry: options.registry,
+          isToolAllowed,
+          hooks,
+          turn,
+          signal,
+          emit,
+          toolTimeoutMs: limits.toolTimeoutMs,
+        });
+      }
+
+      for (const done of finished) {
+        messages.push({ role: "tool", toolCallId: done.toolCall.id, toolName: done.toolCall.name, content: done.result.content, isError: done.isError });
+        if (done.result.usage) {
+          addUsage(usage, done.result.usage);
+          addUsage(turnUsage, done.result.usage);
+        }
+      }
+      emit({ type: "turnEnd", turn, toolResults: finished.length, usage: turnUsage });
+
+      if (stopAfterBatch) {
+        stopReason = stopAfterBatch;
+        break;
+      }
+      if (signal.aborted) {
+        stopReason = interruptedReason();
+        break;
+      }
+      const terminating = finished.filter((f) => f.result.terminate);
+      if (terminating.length > 0) {
+        stopReason = "terminated";
+        text = terminating.map((f) => resultText(f.result.content)).join("\n");
+        break;
+      }
+      if (calls.length === 0) {
+        text = assistant.content;
+        stopReason = "completed";
+        break;
+      }
+    }
+  } catch (err) {
+    // Defensive: the loop's own code failed. Still end with exactly one agentEnd.
+    stopReason = "error";
+    error = `internal error: ${messageOf(err)}`;
+  } finally {
+    if (runTimer) clearTimeout(runTimer);
+    options.signal?.removeEventListener("abort", onOuterAbort);
+  }
+
+  if ((stopReason === "aborted" || stopReason === "timeout") && !error) {
+    error = stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted";
+  }
+  const durationMs = Math.round(performance.now() - started);
+  emit({
+    type: "agentEnd",
+    stopReason,
+    turns,
+    toolCalls: toolCallCount,
+    usage: { ...usage },
+    durationMs,
+    ...(error !== undefined ? { error } : {}),
+  });
+  return { runId, text, stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, messages, ...(error !== undefined ? { error } : {}) };
+}
+
+function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit: Emit }): FinishedCall[] {
+  return calls.map((call) => rejectCall(call, call.arguments, reason, ctx));
+}
+
+/**
+ * Counts consecutive identical calls (same tool, same arguments) across turns, updating the
+ * running `state`; returns the longest run this batch reached.
+ */
+function countRepeats(calls: ToolCall[], state: { signature: string; count: number }): { name: string; count: number } {
+  const longest = { name: "", count: 0 };
+  for (const call of calls) {
+    const signature = `${call.name}\u0000${normalizeArgs(call.arguments)}`;
+    state.count = signature === state.signature ? state.count + 1 : 1;
+    state.signature = signature;
+    if (state.count > longest.count) Object.assign(longest, { name: call.name, count: state.count });
+  }
+  return longest;
+}
+
+function normalizeArgs(raw: string): string {
+  try {
+    return JSON.stringify(JSON.parse(raw));
+  } catch {
+    return raw;
+  }
+}
+
+function resultText(content: Array<{ type: string; text?: string }>): string {
+  return content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+}

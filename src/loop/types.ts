@@ -1,0 +1,182 @@
+/**
+ * The loop contract: options, hooks, events and the run result.
+ * Event names and fields are the public NDJSON contract (CONTRACT §5); change them only with
+ * `schema/events.schema.json`.
+ */
+import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
+import type { ContentPart, Tool, ToolResult, Usage } from "../tools/types.js";
+import type { ToolRegistry } from "../tools/registry.js";
+
+export type ToolExecutionMode = "sequential" | "parallel";
+
+export type StopReason =
+  | "completed"
+  | "terminated"
+  | "maxTurns"
+  | "timeout"
+  | "budget"
+  | "loopDetected"
+  | "aborted"
+  | "error";
+
+export interface Limits {
+  /** Model turns at most (default 25). */
+  maxTurns: number;
+  /** Per tool call, ms; 0 = none (default 120000). A tool's own `timeoutMs` wins. */
+  toolTimeoutMs: number;
+  /** Whole run, ms; 0 = none. */
+  runTimeoutMs: number;
+  /** Parallel mode: calls running at once at most (default 8). */
+  maxConcurrency: number;
+  /** Cumulative totalTokens budget, checked after each model response; 0 = none. */
+  maxTokens: number;
+  /** Same tool with the same arguments this many times in a row stops the run; 0 = off (default 5). */
+  loopDetection: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  maxTurns: 25,
+  toolTimeoutMs: 120_000,
+  runTimeoutMs: 0,
+  maxConcurrency: 8,
+  maxTokens: 0,
+  loopDetection: 5,
+};
+
+export interface BeforeToolCallContext {
+  turn: number;
+  toolCall: ToolCall;
+  tool: Tool;
+  /** Arguments after preparation and validation. */
+  args: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/** Return `{block: true, reason}` to reject the call (the model sees the reason), or `{args}` to replace them. */
+export type BeforeToolCallResult = { block?: boolean; reason?: string; args?: Record<string, unknown> } | void | undefined;
+
+export interface AfterToolCallContext extends BeforeToolCallContext {
+  result: ToolResult;
+  isError: boolean;
+}
+
+/** Any field returned replaces the one in the result. */
+export type AfterToolCallResult =
+  | { content?: ContentPart[]; details?: unknown; isError?: boolean; terminate?: boolean }
+  | void
+  | undefined;
+
+/**
+ * Hooks. Rules: both receive the run's abort signal; a hook that throws blocks the call
+ * (before) or turns the result into an error (after); it never crashes the run.
+ */
+export interface AgentHooks {
+  beforeToolCall?(ctx: BeforeToolCallContext): BeforeToolCallResult | Promise<BeforeToolCallResult>;
+  afterToolCall?(ctx: AfterToolCallContext): AfterToolCallResult | Promise<AfterToolCallResult>;
+}
+
+export interface RunAgentOptions {
+  provider: Provider;
+  /** Read at the start of every turn, so tools added during a run are offered from the next turn. */
+  registry: ToolRegistry;
+  /** The conversation so far: system prompt, user prompt(s), earlier turns. Not mutated. */
+  messages: ChatMessage[];
+  toolExecution?: ToolExecutionMode;
+  limits?: Partial<Limits>;
+  hooks?: AgentHooks;
+  /** Tools the policy allows; a call to any other is rejected and it is never offered. Default: all. */
+  isToolAllowed?: (name: string) => boolean;
+  signal?: AbortSignal;
+  /** Receives every event, in order. Must not throw. */
+  onEvent?: EventSink;
+  runId?: string;
+  /** Emitted as `warning` events right after `agentStart` (e.g. tool files that failed to load). */
+  startWarnings?: Array<{ message: string; path?: string }>;
+  /** Extra agentStart fields. */
+  configPath?: string | null;
+  yiemVersion?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  /** The final assistant text ("" when the run ended otherwise). */
+  text: string;
+  stopReason: StopReason;
+  turns: number;
+  toolCalls: number;
+  usage: Usage;
+  durationMs: number;
+  /** The whole conversation, including the initial messages. */
+  messages: ChatMessage[];
+  error?: string;
+}
+
+// ---- events ----
+
+export interface EventBase {
+  runId: string;
+  /** 1, 2, 3 … within a run. */
+  seq: number;
+  /** ISO-8601. */
+  ts: string;
+}
+
+export interface ToolCallView {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export type AgentEventBody =
+  | {
+      type: "agentStart";
+      schemaVersion: 1;
+      yiemVersion: string;
+      model: string;
+      tools: string[];
+      toolExecution: ToolExecutionMode;
+      configPath: string | null;
+    }
+  | { type: "turnStart"; turn: number }
+  | { type: "messageUpdate"; turn: number; delta: string }
+  | {
+      type: "messageEnd";
+      turn: number;
+      message: { role: "assistant"; content: string; toolCalls: ToolCallView[] };
+      usage: Usage;
+      finishReason: FinishReason;
+    }
+  | { type: "toolCallRejected"; turn: number; toolCallId: string; toolName: string; args: unknown; reason: string }
+  | { type: "toolExecutionStart"; turn: number; toolCallId: string; toolName: string; args: unknown }
+  | {
+      type: "toolExecutionUpdate";
+      turn: number;
+      toolCallId: string;
+      toolName: string;
+      partialResult: { content: ContentPart[]; details?: unknown };
+    }
+  | {
+      type: "toolExecutionEnd";
+      turn: number;
+      toolCallId: string;
+      toolName: string;
+      result: { content: ContentPart[]; details?: unknown };
+      isError: boolean;
+      durationMs: number;
+    }
+  | { type: "retry"; attempt: number; delayMs: number; status: number | null; message: string }
+  | { type: "turnEnd"; turn: number; toolResults: number; usage: Usage }
+  | { type: "warning"; message: string; path?: string }
+  | {
+      type: "agentEnd";
+      stopReason: StopReason;
+      turns: number;
+      toolCalls: number;
+      usage: Usage;
+      durationMs: number;
+      error?: string;
+    };
+
+export type AgentEvent = AgentEventBody & EventBase;
+export type AgentEventType = AgentEvent["type"];
+export type EventSink = (event: AgentEvent) => void;

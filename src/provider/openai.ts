@@ -1,0 +1,280 @@
+/**
+ * The Chat Completions provider, over the `openai` package (loaded on the first request).
+ * Rules:
+ * - Streams by default (`stream_options.include_usage`); text deltas are reported as they arrive.
+ * - The SDK runs with `maxRetries: 0`; this file retries, so every retry is reported via `onRetry`.
+ *   Retried: 408, 409, 429, 5xx, connection errors, timeouts, and a stream cut before its end,
+ *   as long as no text of this request was reported yet. Never retried: other 4xx (400, 401 …).
+ *   Delay: `retry-after-ms` / `retry-after` (capped at 30 s), else exponential backoff with jitter.
+ * - `timeoutMs` is an inactivity limit: no response headers, or no stream data, for that long.
+ * - The request's abort signal cancels the request, the stream and any retry wait.
+ * - Failures end in `ModelError(message, status)`; the message names the status and the server's
+ *   error text, and never contains the API key.
+ */
+import type OpenAI from "openai";
+import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
+import { ModelError } from "./types.js";
+import { buildRequestBody, parseUsage, parseWireMessage, type BodySettings, type WireRequestBody } from "./wire.js";
+import { errorText, sseData, StreamAssembler, StreamServerError } from "./openai-stream.js";
+
+export interface OpenAIProviderOptions {
+  model: string;
+  /** Default: `OPENAI_BASE_URL`, else OpenAI's API. */
+  baseURL?: string;
+  /** Default: `OPENAI_API_KEY`; a placeholder is sent when neither is set (local servers). */
+  apiKey?: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** Default true. */
+  stream?: boolean;
+  /** Retries after the first attempt (default 2). */
+  maxRetries?: number;
+  /** Inactivity limit per attempt, ms (default 600000). */
+  timeoutMs?: number;
+  fetch?: typeof globalThis.fetch;
+}
+
+const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_TIMEOUT_MS = 600_000;
+const MAX_RETRY_AFTER_MS = 30_000;
+const BACKOFF_INITIAL_MS = 500;
+const BACKOFF_MAX_MS = 8_000;
+const NO_KEY_PLACEHOLDER = "no-api-key";
+
+/** A failed attempt, before deciding whether to retry. */
+class AttemptError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+    readonly headers?: Headers,
+  ) {
+    super(message);
+  }
+}
+
+export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
+  const stream = opts.stream ?? true;
+  const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
+  const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? opts.timeoutMs : DEFAULT_TIMEOUT_MS;
+  const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
+  const settings: BodySettings = { model: opts.model, temperature: opts.temperature, maxTokens: opts.maxTokens, stream };
+  const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
+
+  let client: Promise<OpenAI> | undefined;
+  const getClient = () =>
+    (client ??= import("openai").then(
+      ({ default: OpenAIClient }) =>
+        new OpenAIClient({
+          apiKey: apiKey ?? NO_KEY_PLACEHOLDER,
+          baseURL: opts.baseURL || undefined,
+          maxRetries: 0,
+          timeout: timeoutMs + 1_000,
+          ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        }),
+    ));
+
+  async function complete(request: ModelRequest): Promise<ModelResponse> {
+    const body = buildRequestBody(settings, request.messages, request.tools);
+    const sdk = await getClient();
+    const where = `${opts.model} at ${safeURL(sdk.baseURL)}`;
+    for (let attempt = 0; ; attempt++) {
+      if (request.signal.aborted) throw abortedError(where);
+      const emitted = { chars: 0 };
+      try {
+        return await runAttempt(sdk, body, request, timeoutMs, emitted);
+      } catch (error) {
+        if (request.signal.aborted) throw abortedError(where);
+        const failure = toAttemptError(error, timeoutMs, emitted.chars, sdk);
+        const message = redact(failure.message);
+        if (!failure.retryable || attempt >= maxRetries) {
+          const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
+          const hint = failure.status === 401 && !apiKey ? " (no API key is set: set OPENAI_API_KEY)" : "";
+          throw new ModelError(`Model request to ${where} failed: ${message}${tries}${hint}`, failure.status);
+        }
+        const info: RetryInfo = { attempt: attempt + 1, delayMs: retryDelayMs(attempt + 1, failure.headers), status: failure.status, message };
+        request.onRetry?.(info);
+        await sleep(info.delayMs, request.signal).catch(() => {
+          throw abortedError(where);
+        });
+      }
+    }
+  }
+
+  return {
+    model: opts.model,
+    complete,
+    describeRequest: (request) => buildRequestBody(settings, request.messages, request.tools),
+  };
+}
+
+/** One HTTP request: its own abort controller (caller's signal + inactivity watchdog). */
+async function runAttempt(
+  sdk: OpenAI,
+  body: WireRequestBody,
+  request: ModelRequest,
+  timeoutMs: number,
+  emitted: { chars: number },
+): Promise<ModelResponse> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(request.signal.reason);
+  request.signal.addEventListener("abort", onAbort, { once: true });
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const touch = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error("timeout"));
+    }, timeoutMs);
+  };
+  touch();
+  const completions = sdk.chat.completions as unknown as {
+    create(body: unknown, options: unknown): Promise<unknown> & { asResponse(): Promise<Response> };
+  };
+  const options = { signal: controller.signal, maxRetries: 0 };
+  try {
+    if (!body.stream) {
+      const completion = (await completions.create(body, options)) as Record<string, unknown>;
+      return parseCompletion(completion);
+    }
+    const response = await completions.create(body, options).asResponse();
+    touch();
+    if (!response.body) throw new AttemptError("the server sent no response body", null, true);
+    if (/application\/json/i.test(response.headers.get("content-type") ?? "")) {
+      // Some servers ignore `stream: true` and answer with one completion.
+      const result = parseCompletion((await response.json()) as Record<string, unknown>);
+      if (result.message.content !== "") request.onTextDelta?.(result.message.content);
+      return result;
+    }
+    const assembler = new StreamAssembler((delta) => {
+      emitted.chars += delta.length;
+      request.onTextDelta?.(delta);
+    });
+    try {
+      for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
+        touch();
+        assembler.pushData(data);
+        if (assembler.sawDone) break;
+      }
+    } catch (error) {
+      if (error instanceof StreamServerError || error instanceof SyntaxError || timedOut || request.signal.aborted) throw error;
+      if (!assembler.complete) {
+        throw new AttemptError(`the response stream was cut before it was complete (${rootCauseText(error)})`, null, true);
+      }
+    }
+    if (!assembler.complete) throw new AttemptError("the response stream ended before it was complete", null, true);
+    return assembler.result();
+  } catch (error) {
+    if (timedOut) throw new AttemptError(`no response from the server for ${timeoutMs} ms`, null, true);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function parseCompletion(completion: Record<string, unknown>): ModelResponse {
+  const choices = Array.isArray(completion.choices) ? (completion.choices as Record<string, unknown>[]) : [];
+  const choice = choices.find((c) => (c?.index ?? 0) === 0) ?? choices[0];
+  if (!choice) throw new AttemptError("the response has no choices", null, false);
+  const finish = choice.finish_reason;
+  return {
+    message: parseWireMessage(choice.message),
+    usage: parseUsage(completion.usage),
+    finishReason: typeof finish === "string" && finish !== "" ? finish : "unknown",
+  };
+}
+
+/** Classify anything thrown by an attempt. `emittedChars > 0` makes every failure final. */
+function toAttemptError(error: unknown, timeoutMs: number, emittedChars: number, sdk: OpenAI): AttemptError {
+  const failure = classify(error, timeoutMs, sdk);
+  if (emittedChars === 0 || !failure.retryable) return failure;
+  return new AttemptError(`${failure.message} (after ${emittedChars} characters of text were already received)`, failure.status, false);
+}
+
+function classify(error: unknown, timeoutMs: number, sdk: OpenAI): AttemptError {
+  if (error instanceof AttemptError) return error;
+  if (error instanceof StreamServerError) return new AttemptError(`the server reported an error in the stream: ${error.serverMessage}`, null, false);
+  if (error instanceof SyntaxError) return new AttemptError(`the server sent invalid JSON: ${error.message}`, null, false);
+  const Sdk = sdk.constructor as typeof OpenAI;
+  if (error instanceof Sdk.APIConnectionTimeoutError) return new AttemptError(`no response from the server for ${timeoutMs} ms`, null, true);
+  if (error instanceof Sdk.APIError && typeof error.status === "number") {
+    const status = error.status;
+    const headers = error.headers instanceof Headers ? error.headers : undefined;
+    const detail = error.error !== undefined && error.error !== null ? errorText(error.error) : "(no error message)";
+    const shouldRetry = headers?.get("x-should-retry");
+    const retryable = shouldRetry === "true" ? true : shouldRetry === "false" ? false : isRetryableStatus(status);
+    return new AttemptError(`HTTP ${status}: ${detail}`, status, retryable, headers);
+  }
+  const name = (error as { name?: unknown } | null)?.name;
+  if (error instanceof Sdk.APIConnectionError || error instanceof Sdk.APIUserAbortError || name === "TypeError" || name === "AbortError") {
+    return new AttemptError(`connection failed: ${rootCauseText(error)}`, null, true);
+  }
+  return new AttemptError(error instanceof Error ? error.message : String(error), null, false);
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Delay before retry number `attempt` (1-based): the server's hint, else exponential backoff with jitter. */
+export function retryDelayMs(attempt: number, headers?: Headers): number {
+  const hinted = retryAfterMs(headers);
+  if (hinted !== undefined) return Math.min(Math.max(0, Math.round(hinted)), MAX_RETRY_AFTER_MS);
+  const base = Math.min(BACKOFF_INITIAL_MS * 2 ** (attempt - 1), BACKOFF_MAX_MS);
+  return Math.round(base * (1 - Math.random() * 0.25));
+}
+
+function retryAfterMs(headers?: Headers): number | undefined {
+  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
+  if (Number.isFinite(ms)) return ms;
+  const value = headers?.get("retry-after");
+  if (!value) return undefined;
+  const seconds = Number.parseFloat(value);
+  if (Number.isFinite(seconds)) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? date - Date.now() : undefined;
+}
+
+/** The innermost cause's message, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */
+function rootCauseText(error: unknown): string {
+  const texts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const message = (current as { message?: unknown }).message;
+    const code = (current as { code?: unknown }).code;
+    if (typeof message === "string" && message !== "") texts.push(typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return texts.length > 0 ? texts[texts.length - 1] : "unknown error";
+}
+
+/** A base URL without credentials, query or fragment. */
+function safeURL(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return "(invalid base URL)";
+  }
+}
+
+function abortedError(where: string): ModelError {
+  return new ModelError(`Model request to ${where} was aborted`, null);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * `--record FILE`: wraps a provider and writes every assistant turn it returns as a replay file
+ * (JSONL, the format `replay:FILE` reads).
+ * Rules:
+ * - The whole file is rewritten after each turn, atomically (a temp file in the same folder,
+ *   then rename), so an interrupted run leaves the turns so far and never a half file.
+ * - Only the assistant's turns are stored (content, tool calls, usage, finish reason): no
+ *   request, no headers, no keys.
+ * - A write failure does not break the run; `flush()` waits for pending writes and throws it.
+ */
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { ModelRequest, ModelResponse, Provider } from "./types.js";
+import type { RecordedTurn } from "./replay.js";
+
+export type RecordingProvider = Provider & {
+  /** Wait for pending writes (creating the file if no turn was recorded); throws a write failure. */
+  flush(): Promise<void>;
+};
+
+export function createRecorder(inner: Provider, file: string): RecordingProvider {
+  const lines: string[] = [];
+  let writes: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  let written = false;
+
+  const save = () => {
+    const text = lines.map((line) => `${line}\n`).join("");
+    writes = writes.then(() =>
+      writeAtomic(file, text).then(
+        () => {
+          written = true;
+        },
+        (error) => {
+          failure ??= error;
+        },
+      ),
+    );
+    return writes;
+  };
+
+  const recorder: RecordingProvider = {
+    model: inner.model,
+    async complete(request: ModelRequest): Promise<ModelResponse> {
+      const response = await inner.complete(request);
+      lines.push(JSON.stringify(toRecordedTurn(response)));
+      await save();
+      return response;
+    },
+    async flush() {
+      await writes;
+      if (!written && failure === undefined) await save();
+      if (failure !== undefined) {
+        throw new Error(`could not write the recording ${file}: ${(failure as Error).message ?? String(failure)}`);
+      }
+    },
+  };
+  if (inner.describeRequest) recorder.describeRequest = inner.describeRequest.bind(inner);
+  return recorder;
+}
+
+/** A response in the replay file's form. */
+export function toRecordedTurn(response: ModelResponse): RecordedTurn {
+  const turn: RecordedTurn = {
+    content: response.message.content,
+    toolCalls: response.message.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+    usage: { ...response.usage },
+    finishReason: response.finishReason,
+  };
+  if (response.message.toolCallBlock !== undefined) turn.toolCallBlock = response.message.toolCallBlock;
+  return turn;
+}
+
+/** Write `text` to `file` via a temp file in the same folder and a rename. */
+export async function writeAtomic(file: string, text: string): Promise<void> {
+  const folder = dirname(file);
+  await mkdir(folder, { recursive: true });
+  const temp = join(folder, `.yiem-tmp-${basename(file)}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+  try {
+    await writeFile(temp, text, "utf8");
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The model provider contract: one small interface over Chat Completions, replay files and
+ * scripted test models. Messages here are yiem's own shape; providers translate to the wire.
+ */
+import type { ContentPart, JsonSchema, Usage } from "../tools/types.js";
+
+/** One tool call as the model emitted it. `arguments` is the raw string, never parsed here. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface SystemMessage {
+  role: "system";
+  content: string;
+}
+
+export interface UserMessage {
+  role: "user";
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: "assistant";
+  /** Text of the answer; "" when the model only called tools. */
+  content: string;
+  /** Calls in OpenAI `tool_calls` form, in the order the model emitted them. */
+  toolCalls: ToolCall[];
+  /**
+   * The alternative single `tool_call` block some servers put on the message
+   * (`{name, arguments, id?}`), passed through untouched for the loop to extract.
+   */
+  toolCallBlock?: unknown;
+}
+
+export interface ToolResultMessage {
+  role: "tool";
+  toolCallId: string;
+  toolName: string;
+  content: ContentPart[];
+  isError: boolean;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+/** A tool as offered to the model. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** `stop`, `tool_calls`, `length`, `content_filter`, or whatever the server said; `unknown` when absent. */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "unknown" | (string & {});
+
+export interface RetryInfo {
+  /** 1 for the first retry. */
+  attempt: number;
+  delayMs: number;
+  /** HTTP status, or null for a connection error. */
+  status: number | null;
+  message: string;
+}
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+  /** Called with each streamed piece of assistant text, as it arrives. */
+  onTextDelta?: (delta: string) => void;
+  /** Called before each retry of a failed request. */
+  onRetry?: (info: RetryInfo) => void;
+}
+
+export interface ModelResponse {
+  message: AssistantMessage;
+  usage: Usage;
+  finishReason: FinishReason;
+}
+
+/** Thrown by providers for failures the run cannot recover from (after retries). */
+export class ModelError extends Error {
+  readonly status: number | null;
+  constructor(message: string, status: number | null = null, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ModelError";
+    this.status = status;
+  }
+}
+
+export interface Provider {
+  /** Model name as reported in events, e.g. `gpt-4o-mini` or `replay:demo.jsonl`. */
+  readonly model: string;
+  complete(request: ModelRequest): Promise<ModelResponse>;
+  /** The request body that would be sent for `request` (for `--dry-run`); no secrets. */
+  describeRequest?(request: Omit<ModelRequest, "signal">): unknown;
+}

@@ -1,0 +1,28 @@
+/**
+ * Atomic file writes: the data goes to a temp file in the same folder (named `.yiem-tmp-*`, which
+ * the tool loader skips), is flushed, then renamed over the target. A crash leaves either the
+ * old file or the new one, never half of one.
+ */
+import { randomBytes } from "node:crypto";
+import { open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+
+export async function writeFileAtomic(file: string, data: string, options: { mode?: number } = {}): Promise<void> {
+  const temp = join(dirname(file), `.yiem-tmp-${basename(file)}-${randomBytes(6).toString("hex")}`);
+  const handle = await open(temp, "wx", options.mode ?? 0o644);
+  try {
+    await handle.writeFile(data, "utf8");
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+}

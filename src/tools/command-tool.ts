@@ -1,0 +1,185 @@
+/**
+ * Command tools: a `*.tool.yaml|yml|json` manifest turns any program into a tool. Rules:
+ * - keys: name, label, description, inputSchema, command (required); cwd, env, timeoutMs,
+ *   parallelToolExecute (optional); `$schema` is ignored; any other key is an error naming
+ *   the file and the key;
+ * - `command` is argv (non-empty strings), run without a shell; a relative `command[0]` with a
+ *   slash (`./run.sh`) resolves against the manifest's folder, a bare name is looked up on PATH;
+ * - `cwd` is relative to the manifest's folder (default: that folder);
+ * - `env` values are strings and may use `${VAR}` / `${VAR:-default}` from yiem's environment;
+ *   a value that is just `${VAR}` with VAR unset leaves the variable out. Listing a
+ *   secret-named variable here is the only way it reaches the child;
+ * - a call: the validated args as JSON on stdin and in `YIEM_TOOL_ARGS` (left out above 64 KiB;
+ *   stdin always has them), plus `YIEM_TOOL_NAME` and `YIEM_TOOL_CALL_ID`; stdout is the result
+ *   text, or the result itself when it is a JSON object with a `content` array; each stderr line
+ *   is a partial result; a non-zero exit, a signal, a timeout or an abort is an error carrying
+ *   the exit code and the last stderr lines.
+ */
+import { readFile } from "node:fs/promises";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { textContent } from "./define.js";
+import { childEnv, runProcess, type ProcessOutcome } from "./process.js";
+import type { JsonSchema, Tool, ToolResult } from "./types.js";
+
+export interface CommandToolManifest {
+  name: string;
+  label: string;
+  description: string;
+  inputSchema: JsonSchema;
+  command: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  parallelToolExecute?: boolean;
+}
+
+const REQUIRED_KEYS = ["name", "label", "description", "inputSchema", "command"] as const;
+const OPTIONAL_KEYS = ["cwd", "env", "timeoutMs", "parallelToolExecute"] as const;
+const IGNORED_KEYS = ["$schema"];
+const MAX_ARGS_ENV_BYTES = 64 * 1024;
+
+/** Reads, checks and wraps one manifest. Throws with the file name and the offending key. */
+export async function loadCommandTool(file: string): Promise<Tool> {
+  const manifest = parseCommandManifest(await readManifest(file), file);
+  return commandTool(manifest, dirname(resolve(file)));
+}
+
+async function readManifest(file: string): Promise<unknown> {
+  const text = await readFile(file, "utf8");
+  try {
+    if (file.endsWith(".json")) return JSON.parse(text);
+    const { parse } = await import("yaml");
+    return parse(text, { prettyErrors: true });
+  } catch (error) {
+    throw new Error(`${file}: cannot parse manifest: ${(error as Error).message.split("\n")[0]}`);
+  }
+}
+
+/** Checks a parsed manifest; every message names `file` and the key at fault. */
+export function parseCommandManifest(value: unknown, file: string): CommandToolManifest {
+  const fail = (message: string): never => {
+    throw new Error(`${file}: ${message}`);
+  };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) fail("the manifest must be an object");
+  const m = value as Record<string, unknown>;
+  for (const key of Object.keys(m)) {
+    if (!(REQUIRED_KEYS as readonly string[]).includes(key) && !(OPTIONAL_KEYS as readonly string[]).includes(key) && !IGNORED_KEYS.includes(key)) {
+      fail(`unknown key "${key}" (allowed: ${[...REQUIRED_KEYS, ...OPTIONAL_KEYS].join(", ")})`);
+    }
+  }
+  for (const key of REQUIRED_KEYS) if (m[key] === undefined) fail(`missing required key "${key}"`);
+  for (const key of ["name", "label", "description"] as const) {
+    if (typeof m[key] !== "string") fail(`"${key}" must be a string`);
+  }
+  const schema = m.inputSchema as Record<string, unknown>;
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) fail(`"inputSchema" must be an object`);
+  if (schema.type !== "object") fail(`"inputSchema.type" must be "object"`);
+  const command = m.command;
+  if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
+    fail(`"command" must be a non-empty array of strings (argv, no shell)`);
+  }
+  if ((command as string[])[0] === "") fail(`"command[0]" must not be empty`);
+  if (m.cwd !== undefined && (typeof m.cwd !== "string" || m.cwd === "")) fail(`"cwd" must be a non-empty string`);
+  if (m.env !== undefined) {
+    const env = m.env as Record<string, unknown>;
+    if (env === null || typeof env !== "object" || Array.isArray(env)) fail(`"env" must be an object of strings`);
+    for (const [name, v] of Object.entries(env)) {
+      if (typeof v !== "string") fail(`"env.${name}" must be a string`);
+      if (name === "" || name.includes("=") || name.includes("\0")) fail(`"env" has an invalid variable name ${JSON.stringify(name)}`);
+    }
+  }
+  if (m.timeoutMs !== undefined && (typeof m.timeoutMs !== "number" || !Number.isFinite(m.timeoutMs) || m.timeoutMs < 0)) {
+    fail(`"timeoutMs" must be a non-negative number`);
+  }
+  if (m.parallelToolExecute !== undefined && typeof m.parallelToolExecute !== "boolean") {
+    fail(`"parallelToolExecute" must be a boolean`);
+  }
+  return m as unknown as CommandToolManifest;
+}
+
+/** A tool running `manifest.command`; relative paths resolve against `baseDir`. */
+export function commandTool(manifest: CommandToolManifest, baseDir: string): Tool {
+  const [program, ...rest] = manifest.command;
+  const argv = [resolveProgram(program, baseDir), ...rest];
+  const cwd = manifest.cwd === undefined ? baseDir : resolve(baseDir, manifest.cwd);
+  const tool: Tool = {
+    name: manifest.name,
+    label: manifest.label,
+    description: manifest.description,
+    inputSchema: manifest.inputSchema,
+    async execute(toolCallId, args, signal, onPartialResult) {
+      const input = JSON.stringify(args ?? {});
+      const env = childEnv({
+        ...interpolateEnv(manifest.env ?? {}),
+        YIEM_TOOL_NAME: manifest.name,
+        YIEM_TOOL_CALL_ID: toolCallId,
+        ...(Buffer.byteLength(input) <= MAX_ARGS_ENV_BYTES ? { YIEM_TOOL_ARGS: input } : {}),
+      });
+      const outcome = await runProcess({
+        command: argv,
+        cwd,
+        env,
+        input,
+        signal,
+        timeoutMs: manifest.timeoutMs,
+        onStderrLine: (line) => onPartialResult(line),
+      });
+      const failure = describeFailure(outcome, basename(program), manifest.timeoutMs);
+      if (failure) throw new Error(failure);
+      return resultFromStdout(outcome);
+    },
+  };
+  if (manifest.timeoutMs !== undefined) tool.timeoutMs = manifest.timeoutMs;
+  if (manifest.parallelToolExecute !== undefined) tool.parallelToolExecute = manifest.parallelToolExecute;
+  return tool;
+}
+
+function resolveProgram(program: string, baseDir: string): string {
+  if (isAbsolute(program) || !/[\\/]/.test(program)) return program;
+  return resolve(baseDir, program);
+}
+
+/** `${VAR}` and `${VAR:-default}` from `source`; a value that is only an unset `${VAR}` is left out. */
+export function interpolateEnv(env: Record<string, string>, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const only = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
+    if (only && source[only[1]] === undefined) continue;
+    out[name] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, v: string, fallback?: string) => {
+      const found = source[v];
+      return found !== undefined && found !== "" ? found : (fallback ?? found ?? "");
+    });
+  }
+  return out;
+}
+
+/** Why the run is an error, or null when it exited 0. */
+export function describeFailure(outcome: ProcessOutcome, program: string, timeoutMs?: number): string | null {
+  const tail = outcome.stderrTail.trim() ? `\nstderr (last lines):\n${outcome.stderrTail.trimEnd()}` : "";
+  if (outcome.spawnError) return `cannot run ${program}: ${outcome.spawnError}`;
+  if (outcome.timedOut) return `${program} timed out after ${timeoutMs} ms and was killed${tail}`;
+  if (outcome.aborted) return `${program} was aborted and killed${tail}`;
+  if (outcome.exitCode === 0) return null;
+  if (outcome.exitCode !== null) return `${program} exited with code ${outcome.exitCode}${tail}`;
+  return `${program} was killed by ${outcome.signal ?? "a signal"}${tail}`;
+}
+
+/** stdout as text, or as the result when it is a JSON object with a `content` array. */
+function resultFromStdout(outcome: ProcessOutcome): ToolResult {
+  const stdout = outcome.stdout;
+  const details = { exitCode: 0, ...(outcome.stdoutCutBytes > 0 ? { stdoutCutBytes: outcome.stdoutCutBytes } : {}) };
+  const trimmed = stdout.trim();
+  if (outcome.stdoutCutBytes === 0 && trimmed.startsWith("{")) {
+    try {
+      const parsed = JSON.parse(trimmed) as Record<string, unknown>;
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && Array.isArray(parsed.content)) {
+        return parsed as unknown as ToolResult;
+      }
+    } catch {
+      // Not JSON: plain text.
+    }
+  }
+  let text = stdout.endsWith("\n") ? stdout.slice(0, -1) : stdout;
+  if (outcome.stdoutCutBytes > 0) text += `\n[… output cut: ${outcome.stdoutCutBytes} more bytes not shown]`;
+  return { content: [textContent(text)], details };
+}

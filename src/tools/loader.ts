@@ -1,0 +1,159 @@
+/**
+ * Loading tool files from folders. Rules:
+ * - folders in the order given, files alphabetically (by code point) within each folder;
+ * - `*.ts`, `*.mts`, `*.js`, `*.mjs` are module tools; `*.tool.yaml|yml|json` are command tools;
+ *   names starting with `_` or `.`, `*.d.ts` and `*.test.*` are skipped;
+ * - a module default-exports a tool or exports `getTool()` returning one;
+ * - a file that fails to load is a problem with its path and reason; every other tool still loads;
+ * - a duplicate name is a problem naming both files; the first one loaded keeps the name.
+ * TypeScript goes through jiti with a persistent content-hash cache; `yiem` resolves to this package.
+ */
+import { existsSync } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ToolRegistry } from "./registry.js";
+import { checkToolShape } from "./define.js";
+import type { Tool, ToolLoadProblem } from "./types.js";
+
+const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
+const COMMAND_SUFFIXES = [".tool.yaml", ".tool.yml", ".tool.json"];
+
+export type ToolFileKind = "module" | "command";
+
+/** Whether `fileName` is a tool file, and of which kind. */
+export function toolFileKind(fileName: string): ToolFileKind | null {
+  if (fileName.startsWith("_") || fileName.startsWith(".")) return null;
+  if (fileName.endsWith(".d.ts") || fileName.endsWith(".d.mts") || /\.test\.[^.]+$/.test(fileName)) return null;
+  if (COMMAND_SUFFIXES.some((s) => fileName.endsWith(s))) return "command";
+  if (MODULE_EXTENSIONS.some((e) => fileName.endsWith(e))) return "module";
+  return null;
+}
+
+/** Tool files of one folder, alphabetically. Throws when the folder cannot be read. */
+export async function listToolFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && toolFileKind(e.name) !== null)
+    .map((e) => e.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((name) => join(dir, name));
+}
+
+export interface LoadToolsOptions {
+  /** Add to this registry (e.g. one holding built-ins); default: a new one. */
+  registry?: ToolRegistry;
+}
+
+export interface LoadToolsResult {
+  registry: ToolRegistry;
+  problems: ToolLoadProblem[];
+}
+
+/** Loads every tool of `dirs` into a registry; problems are collected, never thrown. */
+export async function loadTools(dirs: string[], options: LoadToolsOptions = {}): Promise<LoadToolsResult> {
+  const registry = options.registry ?? new ToolRegistry();
+  const problems: ToolLoadProblem[] = [];
+  const files: string[] = [];
+  for (const dir of dirs) {
+    const absolute = resolve(dir);
+    try {
+      files.push(...(await listToolFiles(absolute)));
+    } catch (error) {
+      problems.push({ path: absolute, reason: `cannot read tool folder: ${(error as Error).message}` });
+    }
+  }
+  const loaded = await Promise.all(files.map((file) => loadToolFile(file).then(
+    (tool) => ({ file, tool, error: null as string | null }),
+    (error: unknown) => ({ file, tool: null, error: errorMessage(error) }),
+  )));
+  for (const { file, tool, error } of loaded) {
+    if (!tool) {
+      problems.push({ path: file, reason: error ?? "unknown error" });
+      continue;
+    }
+    try {
+      registry.register(tool, { kind: toolFileKind(basename(file)) === "command" ? "command" : "file", path: file });
+    } catch (err) {
+      problems.push({ path: file, reason: errorMessage(err) });
+    }
+  }
+  registry.problems.push(...problems);
+  return { registry, problems };
+}
+
+/** Loads one tool file (module or command manifest). Throws with a clear reason. */
+export async function loadToolFile(file: string): Promise<Tool> {
+  const kind = toolFileKind(basename(file));
+  if (kind === "command") {
+    const { loadCommandTool } = await import("./command-tool.js");
+    return loadCommandTool(file);
+  }
+  const mod = (await (await getJiti()).import(file)) as Record<string, unknown>;
+  let tool: unknown;
+  if (typeof mod.getTool === "function") tool = await (mod.getTool as () => unknown)();
+  else if (mod.default !== undefined) tool = unwrapDefault(mod.default);
+  else throw new Error("the file neither default-exports a tool nor exports getTool()");
+  if (typeof tool === "function" && !(tool as { execute?: unknown }).execute) tool = await (tool as () => unknown)();
+  const problem = checkToolShape(tool);
+  if (problem) throw new Error(`not a valid tool: ${problem}`);
+  return tool as Tool;
+}
+
+/** Imports a TS/JS module file through the tool loader's jiti (same cache, `yiem` alias). */
+export async function importModuleFile(path: string): Promise<Record<string, unknown>> {
+  return (await (await getJiti()).import(path)) as Record<string, unknown>;
+}
+
+function unwrapDefault(value: unknown): unknown {
+  // CommonJS-through-jiti may nest the default export once more.
+  const inner = value as { default?: unknown; execute?: unknown } | null;
+  return inner && typeof inner === "object" && inner.execute === undefined && inner.default !== undefined ? inner.default : value;
+}
+
+type JitiLike = { import(id: string): Promise<unknown> };
+let jitiPromise: Promise<JitiLike> | undefined;
+
+async function getJiti(): Promise<JitiLike> {
+  jitiPromise ??= (async () => {
+    const { createJiti } = await import("jiti");
+    return createJiti(import.meta.url, {
+      fsCache: cacheDir(),
+      moduleCache: false,
+      interopDefault: false,
+      alias: { yiem: libraryEntry() },
+    }) as unknown as JitiLike;
+  })();
+  return jitiPromise;
+}
+
+/** This package's root (the folder holding package.json). */
+export function packageRoot(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+}
+
+/** The library entry tool files import as `yiem`: the built one, or the source when running from src. */
+function libraryEntry(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const built = resolve(here, "..", "index.js");
+  return existsSync(built) ? built : resolve(here, "..", "index.ts");
+}
+
+/** Persistent transpile cache: `$YIEM_CACHE_DIR`, else `node_modules/.cache/yiem` of this package. */
+function cacheDir(): string {
+  return process.env.YIEM_CACHE_DIR || join(packageRoot(), "node_modules", ".cache", "yiem");
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message.split("\n")[0] || error.name;
+  return String(error);
+}
+
+/** Whether `path` exists and is a folder. */
+export async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * JSON Schema validation of tool arguments with ajv: all errors, formats, defaults applied,
+ * scalar coercion. A tool's validator is compiled on its first call and cached per schema object.
+ */
+import type { JsonSchema } from "./types.js";
+
+type AjvValidate = ((data: unknown) => boolean) & {
+  errors?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown>; keyword: string }> | null;
+};
+type AjvLike = { compile(schema: object): AjvValidate };
+
+let ajvPromise: Promise<AjvLike> | undefined;
+const validators = new WeakMap<object, AjvValidate>();
+
+async function getAjv(): Promise<AjvLike> {
+  ajvPromise ??= (async () => {
+    const [{ default: Ajv }, { default: addFormats }] = await Promise.all([import("ajv"), import("ajv-formats")]);
+    const ajv = new (Ajv as unknown as new (opts: object) => AjvLike)({
+      allErrors: true,
+      useDefaults: true,
+      coerceTypes: true,
+      strict: false,
+      validateSchema: true,
+    });
+    (addFormats as unknown as (a: AjvLike) => void)(ajv);
+    return ajv;
+  })();
+  return ajvPromise;
+}
+
+/** Compiles (once) the validator for `schema`; throws with ajv's message when the schema is invalid. */
+export async function compileSchema(schema: JsonSchema): Promise<AjvValidate> {
+  const cached = validators.get(schema);
+  if (cached) return cached;
+  const validate = (await getAjv()).compile(schema);
+  validators.set(schema, validate);
+  return validate;
+}
+
+/**
+ * Validates `args` in place (defaults and coercion change it). Returns one line per failing
+ * field, or an empty list when the arguments are valid.
+ */
+export async function validateAgainstSchema(schema: JsonSchema, args: Record<string, unknown>): Promise<string[]> {
+  const validate = await compileSchema(schema);
+  if (validate(args)) return [];
+  return (validate.errors ?? []).map((e) => {
+    const path = e.instancePath ? e.instancePath.slice(1).replaceAll("/", ".") : "";
+    if (e.keyword === "required" && e.params?.missingProperty !== undefined) {
+      const field = [path, String(e.params.missingProperty)].filter(Boolean).join(".");
+      return `${field}: is required`;
+    }
+    if (e.keyword === "additionalProperties" && e.params?.additionalProperty !== undefined) {
+      const field = [path, String(e.params.additionalProperty)].filter(Boolean).join(".");
+      return `${field}: is not an allowed property`;
+    }
+    const detail = e.keyword === "enum" && Array.isArray(e.params?.allowedValues)
+      ? ` (${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")})`
+      : "";
+    return `${path || "(arguments)"}: ${e.message ?? e.keyword}${detail}`;
+  });
+}
