@@ -8,3 +8,7 @@ export { prepareArguments } from "./loop/prepare.js";
 export * from "./provider/types.js";
 export * from "./loop/types.js";
 export { runAgent } from "./loop/run-agent.js";
+export { createScriptedProvider, type ScriptedTurn, type ScriptStep, type ScriptedProvider } from "./provider/scripted.js";
+export { createProvider, type ModelSettings } from "./provider/create.js";
+export { createReplayProvider } from "./provider/replay.js";
+export { createRecorder } from "./provider/record.js";

@@ -3,7 +3,7 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventType } from "yiem";
-import { createEventStamper } from "../src/cli/events/stamp.js";
+import { createEventStamper } from "../src/loop/events.js";
 
 const schema = JSON.parse(readFileSync(new URL("../schema/events.schema.json", import.meta.url), "utf8"));
 
@@ -119,4 +119,17 @@ describe("schema/events.schema.json", () => {
       expect(validate(value)).toBe(false);
     });
   }
+});
+
+describe("docs/events.md", () => {
+  const doc = readFileSync(new URL("../docs/events.md", import.meta.url), "utf8");
+  const lines = [...doc.matchAll(/```json\n(.*)\n```/g)].map((m) => m[1]);
+
+  it("shows one example line per event type", () => {
+    expect(lines.map((line) => JSON.parse(line).type).sort()).toEqual(Object.keys(examples).sort());
+  });
+
+  it("has only example lines that validate against the schema", () => {
+    for (const line of lines) expect(validate(JSON.parse(line)), `${line}\n${errorsOf(JSON.parse(line))}`).toBe(true);
+  });
 });

@@ -9,12 +9,14 @@ import addFormats from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventBody } from "yiem";
 import { createEventSink, defaultEventsMode } from "../src/cli/events/sink.js";
-import { createEventStamper } from "../src/cli/events/stamp.js";
+import { createEventStamper } from "../src/loop/events.js";
 
 const ajv = new Ajv({ allErrors: true });
 (addFormats as unknown as (a: Ajv) => void)(ajv);
 const validate = ajv.compile(JSON.parse(readFileSync(new URL("../schema/events.schema.json", import.meta.url), "utf8")));
 
+/** 100,000-event tests on a loaded 2-core machine: generous, never a timing assertion. */
+const HEAVY_TEST_TIMEOUT_MS = 120_000;
 const usage = { promptTokens: 3, completionTokens: 2, totalTokens: 5 };
 const tmp = mkdtempSync(join(tmpdir(), "yiem-events-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -99,7 +101,7 @@ describe("ndjson sink", () => {
     expectCompleteNdjson(readFileSync(path, "utf8"), 100_003);
     file.end();
     await once(file, "close");
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 
   it("loses none of 100,000 updates under backpressure from a slow reader, in order", async () => {
     const out = captureStream({ slow: true });
@@ -109,7 +111,7 @@ describe("ndjson sink", () => {
     expectCompleteNdjson(out.text(), 100_003);
     // Queued lines were handed over joined, not one write each.
     expect(out.writes()).toBeLessThan(100_003);
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 
   it("loses none of 100,000 updates written into a pipe read by another process", async () => {
     const counter = spawn(
@@ -125,14 +127,14 @@ describe("ndjson sink", () => {
     counter.stdin.end();
     await once(counter, "close");
     expect(Number(counted)).toBe(100_003);
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 
   it("loses none of 100,000 events on a real process.stderr (file or pipe) even with process.exit() after close()", async () => {
     const script = [
       'import { createJiti } from "jiti";',
       "const jiti = createJiti(import.meta.url, { fsCache: false });",
       'const { createEventSink } = await jiti.import("./src/cli/events/sink.ts");',
-      'const { createEventStamper } = await jiti.import("./src/cli/events/stamp.ts");',
+      'const { createEventStamper } = await jiti.import("./src/loop/events.ts");',
       'const sink = createEventSink({ mode: "ndjson" });',
       'const stamp = createEventStamper("run_child");',
       'for (let i = 0; i < 100000; i++) sink.emit(stamp({ type: "messageUpdate", turn: 1, delta: "token " + i }));',
@@ -151,7 +153,7 @@ describe("ndjson sink", () => {
     expect(readFileSync(path, "utf8").split("\n").length - 1).toBe(100_000);
     expect(piped.split("\n").length - 1).toBe(100_000);
     expect(JSON.parse(piped.slice(piped.lastIndexOf("\n", piped.length - 2) + 1))).toMatchObject({ seq: 100_000 });
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 
   it("never throws and close() resolves when the stream fails (reader gone)", async () => {
     const broken = new Writable({
@@ -162,6 +164,20 @@ describe("ndjson sink", () => {
     const sink = createEventSink({ mode: "ndjson", stream: broken });
     for (const event of runEvents(1000)) expect(() => sink.emit(event)).not.toThrow();
     await expect(sink.close()).resolves.toBeUndefined();
+  });
+
+  it("close() resolves when the stream is destroyed while lines wait for drain", async () => {
+    const stuck = new Writable({
+      highWaterMark: 16,
+      write() {
+        // Never calls back: the reader is stuck until the stream is destroyed.
+      },
+    });
+    const sink = createEventSink({ mode: "ndjson", stream: stuck });
+    for (const event of runEvents(100)) sink.emit(event);
+    const closed = sink.close();
+    stuck.destroy();
+    await expect(closed).resolves.toBeUndefined();
   });
 
   it("still writes one valid line when tool details hold a BigInt or a cycle", async () => {

@@ -72,6 +72,7 @@ describe("openai provider: responses", () => {
     });
     expect(response.usage).toEqual({ promptTokens: 12, completionTokens: 5, totalTokens: 17 });
     expect(response.finishReason).toBe("tool_calls");
+    expect(req.deltas).toEqual(["Checking."]);
     expect(server.requests[0].stream).toBeUndefined();
     expect(server.requests[0].stream_options).toBeUndefined();
     server.assertClean();

@@ -1,12 +1,31 @@
-/** User-facing errors of the CLI: a usage or config problem is exit 2 with one clear line. */
+/** User-facing errors of the CLI: a usage or config problem is exit 2 with one clear message. */
+import { randomUUID } from "node:crypto";
 
 /** A problem with how yiem was called (flags, prompt, files named on the command line). */
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-/** Writes a usage error to stderr, the one place outside the event sink allowed to (before any run). */
-export function reportUsageError(message: string, showHelp?: () => void): void {
+/**
+ * Writes a usage error to stderr before any event sink exists: `yiem: message` as text, or, for
+ * commands whose stderr is an event stream in ndjson mode, one `agentEnd` event (stopReason error).
+ */
+export function reportUsageError(message: string, format: "text" | "ndjson" = "text"): void {
+  if (format === "ndjson") {
+    const event = {
+      type: "agentEnd",
+      runId: randomUUID(),
+      seq: 1,
+      ts: new Date().toISOString(),
+      stopReason: "error",
+      turns: 0,
+      toolCalls: 0,
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      durationMs: 0,
+      error: message,
+    };
+    process.stderr.write(`${JSON.stringify(event)}\n`);
+    return;
+  }
   process.stderr.write(`yiem: ${message}\n`);
-  if (showHelp && !process.env.YIEM_NO_USAGE_HELP) process.stderr.write("Run with --help for usage.\n");
 }

@@ -16,11 +16,15 @@ export function packageVersion(): string {
 
 type Handler = (argv: Record<string, unknown>) => Promise<number>;
 
-/** Wraps a lazily imported command handler so its exit code becomes the process's. */
+/**
+ * Wraps a lazily imported command handler; its exit code ends the process. Handlers flush stdout
+ * and stderr before returning, so exiting here cannot lose output, and a tool that ignored its
+ * abort signal cannot keep a finished run alive.
+ */
 function lazy(load: () => Promise<{ handler: Handler }>) {
   return async (argv: Record<string, unknown>) => {
     const { handler } = await load();
-    process.exitCode = await handler(argv);
+    process.exit(await handler(argv));
   };
 }
 
@@ -28,7 +32,7 @@ function lazy(load: () => Promise<{ handler: Handler }>) {
 export function withCommonOptions<T>(y: Argv<T>) {
   return y
     .option("config", { alias: "c", type: "string", describe: "Agent spec file (default: searched from the current folder up)" })
-    .option("tool-dir", { type: "string", array: true, describe: "Tool folder (repeatable; replaces the spec's toolDirs)" })
+    .option("tool-dir", { type: "string", describe: "Tool folder (repeatable; replaces the spec's toolDirs)" })
     .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors" });
 }
 
@@ -45,7 +49,7 @@ export async function main(args: string[]): Promise<void> {
       "run [prompt...]",
       "Run the agent on a prompt (words, piped stdin, or both)",
       (y) => withCommonOptions(y)
-        .positional("prompt", { type: "string", array: true, describe: "The prompt; piped stdin is appended as context" })
+        .positional("prompt", { type: "string", describe: "The prompt; piped stdin is appended as context" })
         .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
         .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
         .option("system", { type: "string", describe: "System prompt (replaces the spec's)" })
@@ -53,8 +57,8 @@ export async function main(args: string[]): Promise<void> {
         .option("max-turns", { type: "number", describe: "Model turns at most" })
         .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
         .option("timeout", { type: "string", describe: "Whole run: ms or 30s, 2m" })
-        .option("allow-tools", { type: "string", array: true, describe: "Comma-separated name globs to allow (repeatable)" })
-        .option("deny-tools", { type: "string", array: true, describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
+        .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
+        .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
         .option("output", { type: "string", choices: ["text", "json"], default: "text", describe: "stdout format" })
         .option("events", { type: "string", choices: ["ndjson", "pretty", "none"], describe: "stderr format (default: ndjson unless stderr is a TTY)" })
         .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })
@@ -88,10 +92,22 @@ export async function main(args: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error && error.name !== "YError") throw error;
-      reportUsageError(message ?? error?.message ?? "invalid usage");
+      reportUsageError(message ?? error?.message ?? "invalid usage", usageErrorFormat(args));
       process.exit(EXIT.usage);
     });
   await cli.parseAsync();
+}
+
+/**
+ * How a usage error is written: `yiem run` and `yiem tools call` in ndjson mode (by --events, or by
+ * default when stderr is not a TTY) keep stderr machine-readable with a lone agentEnd event.
+ */
+function usageErrorFormat(args: string[]): "ndjson" | "text" {
+  const eventsCommand = args[0] === "run" || (args[0] === "tools" && args[1] === "call");
+  if (!eventsCommand) return "text";
+  const flag = args.findIndex((a) => a === "--events" || a.startsWith("--events="));
+  const mode = flag < 0 ? undefined : args[flag].includes("=") ? args[flag].split("=")[1] : args[flag + 1];
+  return (mode ?? (process.stderr.isTTY ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
 }
 
 function registerToolsCommands<T>(y: Argv<T>) {

@@ -31,25 +31,25 @@ function isPackageJson(file: string): boolean {
 export async function parseSpecText(file: string, text: string, cwd: string): Promise<ParsedSpecFile> {
   const yaml = await import("yaml");
   const lineCounter = new yaml.LineCounter();
-  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: false });
+  const json = isJsonFile(file);
+  const doc = yaml.parseDocument(text, { lineCounter, prettyErrors: false, ...(json ? { schema: "json" } : {}) });
+  const errorLine = doc.errors[0] ? lineCounter.linePos(doc.errors[0].pos[0]).line : undefined;
   let value: unknown;
-  if (isJsonFile(file)) {
+  if (json) {
     try {
       value = JSON.parse(text);
     } catch (error) {
       const message = (error as Error).message;
       const position = /at position (\d+)/.exec(message);
-      const line = position
-        ? lineCounter.linePos(Number(position[1])).line
-        : doc.errors[0]?.linePos?.[0].line;
-      const reason = message.replace(/, ".*" is not valid JSON$/s, "").replace(/ in JSON at position \d+.*$/s, "");
+      const line = position ? lineCounter.linePos(Number(position[1])).line : errorLine;
+      const reason = message.replace(/, (\.\.\.)?".*" is not valid JSON$/s, "").replace(/ in JSON at position \d+.*$/s, "");
       throw fileError(`invalid JSON: ${reason}`, { file, line, cwd });
     }
   } else {
     const first = doc.errors[0];
     if (first) {
       const reason = first.message.split(/ at line \d+/)[0];
-      throw fileError(`YAML syntax error: ${reason}`, { file, line: first.linePos?.[0].line, cwd });
+      throw fileError(`YAML syntax error: ${reason}`, { file, line: errorLine, cwd });
     }
     value = doc.toJS({ maxAliasCount: 100 });
   }

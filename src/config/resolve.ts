@@ -14,6 +14,7 @@ import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import {
   DEFAULT_BUILTIN_TOOLS,
   DEFAULT_HOOK_TIMEOUT_MS,
+  SOURCE_KEYS,
   type AgentSpec,
   type HookSpec,
   type ResolvedHook,
@@ -107,7 +108,10 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     tools: { allow: [...allow], deny: [...deny] },
     limits,
     hooks,
-    sources: sources as Record<SourceKey, ValueSource>,
+    sources: Object.fromEntries(SOURCE_KEYS.map((key) => [key, sources[key] ?? "default"])) as Record<
+      SourceKey,
+      ValueSource
+    >,
   };
 }
 

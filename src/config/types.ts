@@ -97,27 +97,36 @@ export type ResolvedHook = string | { command: string[]; timeoutMs: number };
 
 export type ValueSource = "flag" | "env" | "spec" | "default";
 
-export type SourceKey =
-  | "name"
-  | "systemPrompt"
-  | "model.name"
-  | "model.baseURL"
-  | "model.apiKeyEnv"
-  | "model.apiKey"
-  | "model.temperature"
-  | "model.maxTokens"
-  | "model.stream"
-  | "model.maxRetries"
-  | "model.timeoutMs"
-  | "toolDirs"
-  | "builtinTools"
-  | "writeToolDir"
-  | "toolExecution"
-  | "tools.allow"
-  | "tools.deny"
-  | `limits.${keyof Limits}`
-  | "hooks.beforeToolCall"
-  | "hooks.afterToolCall";
+/** Every value `sources` reports, in display order. */
+export const SOURCE_KEYS = [
+  "name",
+  "systemPrompt",
+  "model.name",
+  "model.baseURL",
+  "model.apiKeyEnv",
+  "model.apiKey",
+  "model.temperature",
+  "model.maxTokens",
+  "model.stream",
+  "model.maxRetries",
+  "model.timeoutMs",
+  "toolDirs",
+  "builtinTools",
+  "writeToolDir",
+  "toolExecution",
+  "tools.allow",
+  "tools.deny",
+  "limits.maxTurns",
+  "limits.toolTimeoutMs",
+  "limits.runTimeoutMs",
+  "limits.maxConcurrency",
+  "limits.maxTokens",
+  "limits.loopDetection",
+  "hooks.beforeToolCall",
+  "hooks.afterToolCall",
+] as const;
+
+export type SourceKey = (typeof SOURCE_KEYS)[number];
 
 export interface ResolvedSpec {
   /** Absolute path of the spec file, or null when none was found. */

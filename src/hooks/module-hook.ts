@@ -52,8 +52,8 @@ function withTimeout(hook: HookName, name: string, fn: HookFn, timeoutMs: number
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const error = new Error(`${hook} hook ${JSON.stringify(name)} timed out after ${timeoutMs} ms`);
-        controller.abort(error);
         reject(error);
+        controller.abort(error);
       }, timeoutMs);
     });
     try {

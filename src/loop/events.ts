@@ -1,17 +1,25 @@
-/** Stamping event bodies with the run id, a sequence number from 1 and an ISO timestamp. */
+/**
+ * Stamping event bodies: the one place `runId`, `seq` and `ts` are assigned.
+ * Rules: one stamper per run; `seq` starts at 1 and grows by one per event, in emission order;
+ * the common fields come first on every NDJSON line (type, runId, seq, ts, …).
+ */
 import type { AgentEvent, AgentEventBody, EventSink } from "./types.js";
 
+export type EventStamper = (body: AgentEventBody) => AgentEvent;
 export type Emit = (body: AgentEventBody) => void;
+
+export function createEventStamper(runId: string): EventStamper {
+  let seq = 0;
+  return (body) => Object.assign({ type: body.type, runId, seq: ++seq, ts: new Date().toISOString() }, body) as AgentEvent;
+}
 
 /** An emitter for one run. A sink that throws is ignored: events must never break a run. */
 export function createEmitter(runId: string, sink: EventSink | undefined): Emit {
-  let seq = 0;
+  const stamp = createEventStamper(runId);
   return (body) => {
     if (!sink) return;
-    const { type, ...fields } = body;
-    const event = { type, runId, seq: ++seq, ts: new Date().toISOString(), ...fields } as AgentEvent;
     try {
-      sink(event);
+      sink(stamp(body));
     } catch {
       // a broken sink must not end the run
     }

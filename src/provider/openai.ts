@@ -1,7 +1,8 @@
 /**
  * The Chat Completions provider, over the `openai` package (loaded on the first request).
  * Rules:
- * - Streams by default (`stream_options.include_usage`); text deltas are reported as they arrive.
+ * - Streams by default (`stream_options.include_usage`); text deltas are reported as they arrive
+ *   (without streaming, the whole text is reported once).
  * - The SDK runs with `maxRetries: 0`; this file retries, so every retry is reported via `onRetry`.
  *   Retried: 408, 409, 429, 5xx, connection errors, timeouts, and a stream cut before its end,
  *   as long as no text of this request was reported yet. Never retried: other 4xx (400, 401 …).
@@ -40,6 +41,8 @@ const MAX_RETRY_AFTER_MS = 30_000;
 const BACKOFF_INITIAL_MS = 500;
 const BACKOFF_MAX_MS = 8_000;
 const NO_KEY_PLACEHOLDER = "no-api-key";
+/** setTimeout's limit is 2^31 - 1 ms. */
+const MAX_TIMER_MS = 2_000_000_000;
 
 /** A failed attempt, before deciding whether to retry. */
 class AttemptError extends Error {
@@ -56,7 +59,7 @@ class AttemptError extends Error {
 export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   const stream = opts.stream ?? true;
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
-  const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? opts.timeoutMs : DEFAULT_TIMEOUT_MS;
+  const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
   const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
   const settings: BodySettings = { model: opts.model, temperature: opts.temperature, maxTokens: opts.maxTokens, stream };
   const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
@@ -89,7 +92,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         const message = redact(failure.message);
         if (!failure.retryable || attempt >= maxRetries) {
           const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
-          const hint = failure.status === 401 && !apiKey ? " (no API key is set: set OPENAI_API_KEY)" : "";
+          const hint = failure.status === 401 && !apiKey ? " (no API key is set: set OPENAI_API_KEY, or name the variable in model.apiKeyEnv)" : "";
           throw new ModelError(`Model request to ${where} failed: ${message}${tries}${hint}`, failure.status);
         }
         const info: RetryInfo = { attempt: attempt + 1, delayMs: retryDelayMs(attempt + 1, failure.headers), status: failure.status, message };
@@ -135,8 +138,9 @@ async function runAttempt(
   const options = { signal: controller.signal, maxRetries: 0 };
   try {
     if (!body.stream) {
-      const completion = (await completions.create(body, options)) as Record<string, unknown>;
-      return parseCompletion(completion);
+      const result = parseCompletion((await completions.create(body, options)) as Record<string, unknown>);
+      if (result.message.content !== "") request.onTextDelta?.(result.message.content);
+      return result;
     }
     const response = await completions.create(body, options).asResponse();
     touch();

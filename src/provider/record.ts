@@ -8,8 +8,7 @@
  *   request, no headers, no keys.
  * - A write failure does not break the run; `flush()` waits for pending writes and throws it.
  */
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { writeFileAtomic } from "../tools/atomic-write.js";
 import type { ModelRequest, ModelResponse, Provider } from "./types.js";
 import type { RecordedTurn } from "./replay.js";
 
@@ -27,7 +26,7 @@ export function createRecorder(inner: Provider, file: string): RecordingProvider
   const save = () => {
     const text = lines.map((line) => `${line}\n`).join("");
     writes = writes.then(() =>
-      writeAtomic(file, text).then(
+      writeFileAtomic(file, text).then(
         () => {
           written = true;
         },
@@ -69,18 +68,4 @@ export function toRecordedTurn(response: ModelResponse): RecordedTurn {
   };
   if (response.message.toolCallBlock !== undefined) turn.toolCallBlock = response.message.toolCallBlock;
   return turn;
-}
-
-/** Write `text` to `file` via a temp file in the same folder and a rename. */
-export async function writeAtomic(file: string, text: string): Promise<void> {
-  const folder = dirname(file);
-  await mkdir(folder, { recursive: true });
-  const temp = join(folder, `.yiem-tmp-${basename(file)}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
-  try {
-    await writeFile(temp, text, "utf8");
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true }).catch(() => {});
-    throw error;
-  }
 }

@@ -1,13 +1,14 @@
 /**
  * Atomic file writes: the data goes to a temp file in the same folder (named `.yiem-tmp-*`, which
  * the tool loader skips), is flushed, then renamed over the target. A crash leaves either the
- * old file or the new one, never half of one.
+ * old file or the new one, never half of one. The folder is created when missing.
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export async function writeFileAtomic(file: string, data: string, options: { mode?: number } = {}): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
   const temp = join(dirname(file), `.yiem-tmp-${basename(file)}-${randomBytes(6).toString("hex")}`);
   const handle = await open(temp, "wx", options.mode ?? 0o644);
   try {

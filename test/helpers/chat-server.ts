@@ -22,8 +22,11 @@ import type { AddressInfo, Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
-import Ajv2020, { type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+
+// ajv-formats is CommonJS; under NodeNext its default import types as the module namespace.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
 // ---- replies ----
 
@@ -133,7 +136,7 @@ export function streamChunks(spec: StreamSpec): Record<string, unknown>[] {
     model,
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
   });
-  const chunks = [chunk({ role: "assistant", content: "" })];
+  const chunks: Record<string, unknown>[] = [chunk({ role: "assistant", content: "" })];
   const text = spec.content === undefined ? [] : Array.isArray(spec.content) ? spec.content : splitText(spec.content, spec.textPieceSize ?? 3);
   for (const piece of text) chunks.push(chunk({ content: piece }));
   const perCall = (spec.toolCalls ?? []).map((call, index) => {

@@ -16,7 +16,7 @@ import { packageVersion } from "../main.js";
 import { loadRegistry, loadSpecFromArgv } from "../setup.js";
 import { composePrompt, readStdin, STDIN_GRACE_MS } from "../stdin.js";
 import { parseMessagesNdjson } from "../messages-input.js";
-import { installSignalHandlers } from "../signals.js";
+import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { loadSession, saveSession } from "../session.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
@@ -46,6 +46,9 @@ async function run(
   receivedSignal: () => NodeJS.Signals | null,
 ): Promise<number> {
   const spec = await loadSpecFromArgv(argv, !argv["dry-run"]);
+  const processes = await import("../../tools/process.js");
+  processes.addSecretEnvNames(spec.model.apiKeyEnv);
+  beforeForcedExit(() => processes.killAllChildren());
   const messages = await initialMessages(argv, spec);
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await Promise.all([
     import("../../provider/create.js"),

@@ -7,8 +7,8 @@
  *   and handed over joined, as one write, on `drain`: buffering, never dropping.
  * - `flush()` resolves once every chunk has been accepted by the stream and its write callback
  *   has fired (so a file stream has the bytes), or at once if the stream has failed.
- * - A stream error (e.g. EPIPE when the reader went away) is absorbed: later chunks are
- *   discarded quietly, because there is nowhere left to write them. It never throws.
+ * - A stream error (e.g. EPIPE when the reader went away) or a closed stream is absorbed: later
+ *   chunks are discarded quietly, because there is nowhere left to write them. It never throws.
  * - The stream is never ended; its owner ends it.
  */
 
@@ -70,6 +70,8 @@ export function createChunkWriter(stream: NodeJS.WritableStream): ChunkWriter {
   };
 
   stream.on("error", fail);
+  // A stream closed under us (destroyed, or ended by its owner) will never drain again.
+  stream.once("close", fail);
 
   return {
     write(chunk) {

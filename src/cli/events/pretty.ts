@@ -13,14 +13,14 @@ import type { AgentEvent, StopReason } from "../../loop/types.js";
 import type { ContentPart } from "../../tools/types.js";
 import type { ChunkWriter } from "./chunk-writer.js";
 import { sanitizeForTerminal } from "./sanitize.js";
-import { createStyle, formatCount, formatDuration, plural, truncate } from "./style.js";
+import { createStyle, formatCount, formatDuration, plural, truncate, type Style } from "./style.js";
 
 export interface PrettyRendererOptions {
   writer: ChunkWriter;
   isTTY: boolean;
   color: boolean;
-  /** Terminal width, for the status line (default 80). */
-  columns?: number;
+  /** Current terminal width, read at each status-line draw (default 80). */
+  columns?: () => number | undefined;
 }
 
 export interface PrettyRenderer {
@@ -44,7 +44,10 @@ interface RunningTool {
 export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRenderer {
   const { writer, isTTY } = options;
   const style = createStyle(options.color);
-  const columns = options.columns && options.columns > 10 ? options.columns : 80;
+  const width = (): number => {
+    const columns = options.columns?.();
+    return columns && columns > 10 ? columns : 80;
+  };
   const running = new Map<string, RunningTool>();
   let atLineStart = true;
   let statusShown = false;
@@ -68,7 +71,7 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
     if (!isTTY || running.size === 0 || !atLineStart) return;
     const now = Date.now();
     const parts = [...running.values()].map((t) => `${t.name} ${formatDuration(now - t.startedAt)}${t.last ? ` · ${t.last}` : ""}`);
-    const text = truncate(`${SPINNER[frame % SPINNER.length]} ${parts.join("  ")}`, columns - 1);
+    const text = truncate(`${SPINNER[frame % SPINNER.length]} ${parts.join("  ")}`, width() - 1);
     writer.write((statusShown ? CLEAR_LINE : "") + style.dim(text));
     statusShown = true;
   };
@@ -187,7 +190,7 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
           `${formatCount(u.totalTokens)} tokens (${formatCount(u.promptTokens)} prompt + ${formatCount(u.completionTokens)} completion)`,
           formatDuration(event.durationMs),
         ];
-        line(`${outcome(event.stopReason, style)} ${style.dim(facts.join(" · "))}`);
+        line(`${outcome(event.stopReason, style)} ${style.dim(`· ${facts.join(" · ")}`)}`);
         if (event.error) line(`${INDENT}${style.red(block(event.error))}`);
         return;
       }
@@ -208,7 +211,7 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
   };
 }
 
-function outcome(stopReason: StopReason, style: ReturnType<typeof createStyle>): string {
+function outcome(stopReason: StopReason, style: Style): string {
   switch (stopReason) {
     case "completed":
     case "terminated":

@@ -70,7 +70,7 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
     };
   }
 
-  const columns = options.columns ?? (stream as { columns?: number }).columns;
+  const columns = () => options.columns ?? (stream as { columns?: number }).columns;
   const renderer = createPrettyRenderer({
     writer,
     isTTY,

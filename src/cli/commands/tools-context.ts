@@ -1,0 +1,84 @@
+/**
+ * What every `yiem tools …` command shares: the spec (no model needed, no spec file needed), the
+ * tool folders (`--tool-dir`, else the spec's, else `tools/` beside the spec or in the current
+ * folder when it exists), the registry, reading `JSON|@file|-` values, and error mapping
+ * (usage, config and draft errors are exit 2; anything else exit 1).
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { relative, resolve, isAbsolute } from "node:path";
+import type { ResolvedSpec } from "../../config/types.js";
+import { createEmitter, type Emit } from "../../loop/events.js";
+import { isDirectory } from "../../tools/loader.js";
+import { reportUsageError, UsageError } from "../errors.js";
+import { EXIT } from "../exit-codes.js";
+import { loadRegistry, loadSpecFromArgv, type LoadedTools } from "../setup.js";
+import type { CliEventSink } from "../events/sink.js";
+
+/** The resolved spec with the `tools/` fallback applied to toolDirs and writeToolDir. */
+export async function loadToolsSpec(argv: Record<string, unknown>): Promise<ResolvedSpec> {
+  const spec = await loadSpecFromArgv(argv, false);
+  if (spec.toolDirs.length > 0 || spec.sources.toolDirs !== "default") return spec;
+  const fallback = resolve(spec.baseDir, "tools");
+  if (!(await isDirectory(fallback))) return spec;
+  return { ...spec, toolDirs: [fallback], writeToolDir: spec.writeToolDir ?? fallback };
+}
+
+export async function loadToolsRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
+  return loadRegistry(spec);
+}
+
+/** The usage error for a tool name that is not loaded. */
+export function unknownTool(name: string, known: string[], problemCount: number): UsageError {
+  const hint = problemCount > 0 ? ` (${problemCount} tool file${problemCount === 1 ? "" : "s"} failed to load: see yiem tools check)` : "";
+  return new UsageError(`unknown tool "${name}"; available: ${known.join(", ") || "(none)"}${hint}`);
+}
+
+/** Emits one `warning` event per tool file that failed to load. */
+export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): void {
+  for (const p of problems) emit({ type: "warning", message: `tool not loaded: ${p.reason}`, path: p.path });
+}
+
+export function newEmitter(sink: CliEventSink): Emit {
+  return createEmitter(randomUUID(), sink.emit);
+}
+
+/**
+ * A flag value that is inline text, `@file` (read relative to the current folder), or `-` (all
+ * of stdin, when `allowStdin`).
+ */
+export async function readFlagValue(flag: string, value: string, options: { allowStdin?: boolean } = {}): Promise<string> {
+  if (value === "-" && options.allowStdin) return readAllStdin();
+  if (value.startsWith("@")) {
+    const file = value.slice(1);
+    if (file === "") throw new UsageError(`--${flag} @FILE: name a file after "@"`);
+    try {
+      return await readFile(resolve(file), "utf8");
+    } catch (error) {
+      throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  return value;
+}
+
+async function readAllStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A path for people: relative to the current folder when inside it. */
+export function shownPath(path: string | undefined): string {
+  if (!path) return "";
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+}
+
+/** Exit code for an error that escaped a tools command, after reporting it on stderr. */
+export function reportCommandError(error: unknown, debug: boolean): number {
+  const name = (error as { name?: string } | null)?.name;
+  const message = error instanceof Error ? error.message : String(error);
+  reportUsageError(message);
+  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  return name === "UsageError" || name === "ConfigError" || name === "ToolDraftError" ? EXIT.usage : EXIT.failure;
+}

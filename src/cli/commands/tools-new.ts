@@ -1,0 +1,85 @@
+/**
+ * `yiem tools new <name>`: writes `<dir>/<name>.ts` through the same generator as writeTool, or with
+ * `--command` a `<name>.tool.yaml` manifest plus an example script. `--schema`/`--code` take
+ * inline JSON/JS or `@file`; with no `--code` the tool echoes its arguments. The folder is
+ * `--dir`, else the spec's writeToolDir, else `tools/`. The new file must load, or the write is
+ * undone. stdout: the written path(s), one per line.
+ */
+import { resolve } from "node:path";
+import type { JsonSchema } from "../../tools/types.js";
+import { createEventSink, defaultEventsMode } from "../events/sink.js";
+import { UsageError } from "../errors.js";
+import { EXIT } from "../exit-codes.js";
+import { printText } from "../output.js";
+import { loadToolsRegistry, loadToolsSpec, readFlagValue, shownPath } from "./tools-context.js";
+
+/** The example schema of `tools new` without `--schema`. */
+export const EXAMPLE_SCHEMA: JsonSchema = {
+  type: "object",
+  properties: { text: { type: "string", description: "Any text; the example tool echoes its arguments back." } },
+  required: ["text"],
+};
+
+/** The example execute body of `tools new` without `--code`. */
+export const EXAMPLE_EXECUTE_CODE = [
+  "// Example body: replace it with the tool's work. `args` was validated against inputSchema.",
+  'onPartialResult("echoing the arguments");',
+  "return toolResult(`Received arguments: ${JSON.stringify(args)}`, { details: { toolCallId, args } });",
+].join("\n");
+
+export async function newCommand(argv: Record<string, unknown>): Promise<number> {
+  const name = String(argv.name ?? "");
+  if (argv.command && argv.code !== undefined) throw new UsageError("--code does not apply to --command (edit the generated script instead)");
+  const schema = argv.schema === undefined ? EXAMPLE_SCHEMA : await readSchema(String(argv.schema));
+  const code = argv.code === undefined ? undefined : await readFlagValue("code", String(argv.code));
+  const spec = await loadToolsSpec(argv);
+  const dir = argv.dir !== undefined ? resolve(String(argv.dir)) : spec.writeToolDir ?? resolve(spec.baseDir, "tools");
+  const { registry } = await loadToolsRegistry(spec);
+  const label = argv.label === undefined ? name : String(argv.label);
+  const description =
+    argv.description !== undefined
+      ? String(argv.description)
+      : code === undefined
+        ? "Echoes its arguments back (an example written by yiem tools new: replace the code and this description)."
+        : `The ${name} tool (written by yiem tools new: describe what it does and when to use it).`;
+  const parallel = argv.parallel === undefined ? undefined : Boolean(argv.parallel);
+  const common = { dir, registry, overwrite: Boolean(argv.force), overwriteHint: "--force" };
+  const sink = createEventSink({ mode: defaultEventsMode() });
+
+  if (argv.command) {
+    const { scaffoldCommandTool } = await import("../../tools/command-scaffold.js");
+    const made = await scaffoldCommandTool({ name, label, description, inputSchema: schema, parallel }, common);
+    await printText(`${shownPath(made.manifestPath)}\n${shownPath(made.scriptPath)}`);
+    sink.log(`wrote the command tool "${name}"; try: yiem tools call ${name} --args '{"text":"hi"}'`);
+    await sink.close();
+    return EXIT.ok;
+  }
+
+  const [{ writeGeneratedTool, undoWrite }, { loadToolFile, errorMessage }] = await Promise.all([
+    import("../../tools/generator.js"),
+    import("../../tools/loader.js"),
+  ]);
+  const written = await writeGeneratedTool({ name, label, description, inputSchema: schema, executeCode: code ?? EXAMPLE_EXECUTE_CODE, parallel }, common);
+  try {
+    await loadToolFile(written.path);
+  } catch (error) {
+    await undoWrite(written);
+    throw new Error(`the tool was written but failed to load, so the write was undone: ${errorMessage(error)}`);
+  }
+  await printText(shownPath(written.path));
+  sink.log(`wrote the tool "${name}"${code === undefined ? `; try: yiem tools call ${name} --args '{"text":"hi"}'` : ""}`);
+  await sink.close();
+  return EXIT.ok;
+}
+
+async function readSchema(value: string): Promise<JsonSchema> {
+  const text = await readFlagValue("schema", value);
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--schema is not valid JSON: ${(error as Error).message}`);
+  }
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) throw new UsageError("--schema must be a JSON object");
+  return schema as JsonSchema;
+}

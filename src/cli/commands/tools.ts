@@ -1,0 +1,119 @@
+/**
+ * `yiem tools list|new|show|call|check`. Every subcommand works without a spec file and without
+ * a model. stdout carries only the command's output (through cli/output.ts); notes and load
+ * problems go to stderr through the event sink. Exit codes: 0 ok, 1 failure (`check` found a
+ * problem; `call` returned an error result), 2 usage (bad flags, unknown tool, invalid input).
+ */
+import { compileSchema } from "../../tools/validate.js";
+import type { ToolInfo } from "../../tools/types.js";
+import { createEventSink, defaultEventsMode } from "../events/sink.js";
+import { UsageError } from "../errors.js";
+import { EXIT } from "../exit-codes.js";
+import { printJson, printText } from "../output.js";
+import { loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
+
+export async function handler(argv: Record<string, unknown>): Promise<number> {
+  const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
+  try {
+    switch (sub) {
+      case "list":
+        return await listCommand(argv);
+      case "show":
+        return await showCommand(argv);
+      case "check":
+        return await checkCommand(argv);
+      case "new":
+        return await (await import("./tools-new.js")).newCommand(argv);
+      case "call":
+        return await (await import("./tools-call.js")).callCommand(argv);
+      default:
+        throw new UsageError(`unknown tools command "${sub}": use list, new, show, call or check`);
+    }
+  } catch (error) {
+    return reportCommandError(error, Boolean(argv.debug));
+  }
+}
+
+/** `tools list [--json]`: a table on a TTY, tab-separated lines when piped; load problems as warnings. */
+async function listCommand(argv: Record<string, unknown>): Promise<number> {
+  const spec = await loadToolsSpec(argv);
+  const { registry, problems } = await loadToolsRegistry(spec);
+  const sink = createEventSink({ mode: defaultEventsMode() });
+  warnProblems(newEmitter(sink), problems);
+  await sink.close();
+  const infos = registry.infos();
+  if (argv.json) {
+    await printJson({ tools: infos.map(infoJson), problems });
+    return EXIT.ok;
+  }
+  const rows = infos.map((t) => [t.name, t.label, t.source.kind === "builtin" ? "builtin" : shownPath(t.source.path), t.description].map(oneLine));
+  if (process.stdout.isTTY) await printText(formatTable(["NAME", "LABEL", "SOURCE", "DESCRIPTION"], rows, process.stdout.columns || 100));
+  else await printText(rows.map((r) => r.join("\t")).join("\n"));
+  return EXIT.ok;
+}
+
+/** `tools show <name>`: the definition as JSON. */
+async function showCommand(argv: Record<string, unknown>): Promise<number> {
+  const name = String(argv.name);
+  const spec = await loadToolsSpec(argv);
+  const { registry, problems } = await loadToolsRegistry(spec);
+  const info = registry.infos().find((t) => t.name === name);
+  if (!info) throw unknownTool(name, registry.list().map((t) => t.name), problems.length);
+  const json = infoJson(info);
+  const timeoutMs = registry.get(name)?.timeoutMs;
+  await printJson(timeoutMs === undefined ? json : { ...json, timeoutMs });
+  return EXIT.ok;
+}
+
+/** `tools check`: loads every tool, compiles every schema; each problem `file: reason` on stdout; exit 1 on any. */
+async function checkCommand(argv: Record<string, unknown>): Promise<number> {
+  const spec = await loadToolsSpec(argv);
+  const { registry, problems } = await loadToolsRegistry(spec);
+  const all = [...problems];
+  for (const { tool, source } of registry.entries()) {
+    try {
+      await compileSchema(tool.inputSchema);
+    } catch (error) {
+      all.push({ path: source.path ?? source.kind, reason: `tool "${tool.name}": invalid inputSchema: ${(error as Error).message}` });
+    }
+  }
+  const count = registry.list().length;
+  const folders = spec.toolDirs.length === 0 ? "no tool folder" : spec.toolDirs.map(shownPath).join(", ");
+  const lines = all.map((p) => `${shownPath(p.path)}: ${p.reason}`);
+  lines.push(
+    all.length === 0
+      ? `ok: ${count} tool${count === 1 ? "" : "s"} loaded from ${folders}, no problems`
+      : `${all.length} problem${all.length === 1 ? "" : "s"} (${count} tool${count === 1 ? "" : "s"} loaded from ${folders})`,
+  );
+  await printText(lines.join("\n"));
+  return all.length === 0 ? EXIT.ok : EXIT.failure;
+}
+
+function infoJson(info: ToolInfo) {
+  return {
+    name: info.name,
+    label: info.label,
+    description: info.description,
+    inputSchema: info.inputSchema,
+    parallelToolExecute: info.parallelToolExecute,
+    source: info.source,
+  };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** Aligned columns; the last column is cut to fit `width`. */
+function formatTable(header: string[], rows: string[][], width: number): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  return all
+    .map((r) => {
+      const fixed = r.slice(0, -1).map((cell, i) => cell.padEnd(widths[i])).join("  ");
+      const room = Math.max(20, width - fixed.length - 2);
+      const last = r[r.length - 1];
+      return `${fixed}  ${last.length > room ? `${last.slice(0, room - 1)}…` : last}`.trimEnd();
+    })
+    .join("\n");
+}

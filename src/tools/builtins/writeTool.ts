@@ -1,0 +1,98 @@
+/**
+ * The `writeTool` built-in (opt-in): the model writes a new tool at run time. Rules:
+ * - the draft goes through the generator's checks (name, collisions, schema, syntax) and is
+ *   written atomically to `<writeToolDir>/<name>.ts`; any failure throws, so the model gets an
+ *   error result, and nothing is written;
+ * - the file is then loaded and registered in the running registry, so the tool is offered from
+ *   the next turn; if it fails to load, the write is rolled back (old content back, or file removed);
+ * - `overwrite: true` replaces a tool this folder's `<name>.ts` defines; a built-in never;
+ * - never parallel: calls to it run alone.
+ */
+import { toolResult } from "../define.js";
+import { GENERATED_TOOL_NAME_PATTERN, undoWrite, writeGeneratedTool } from "../generator.js";
+import { errorMessage, loadToolFile } from "../loader.js";
+import type { ToolRegistry } from "../registry.js";
+import type { JsonSchema, Tool } from "../types.js";
+
+export interface WriteToolContext {
+  registry: ToolRegistry;
+  /** Absolute folder to write into; null disables the tool (every call is an error). */
+  writeToolDir: string | null;
+}
+
+export interface WriteToolDetails {
+  name: string;
+  path: string;
+  replaced: boolean;
+}
+
+export const WRITE_TOOL_INPUT_SCHEMA: JsonSchema = {
+  type: "object",
+  properties: {
+    name: {
+      type: "string",
+      pattern: GENERATED_TOOL_NAME_PATTERN.source,
+      description: "Tool name: a letter, then letters, digits or _ (at most 64). Must not be taken (see listTools).",
+    },
+    label: { type: "string", minLength: 1, description: "Short human-readable name." },
+    description: { type: "string", minLength: 1, description: "What the tool does and when to use it; the model reads this." },
+    inputSchema: {
+      type: "object",
+      description: 'JSON Schema of the arguments; must have "type": "object", e.g. {"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}.',
+    },
+    executeCode: {
+      type: "string",
+      minLength: 1,
+      description:
+        "TypeScript body of `async execute(toolCallId, args, signal, onPartialResult)`. `args` is already validated. " +
+        "Return toolResult(text, {details}) or a string; throw an Error to report a failure. " +
+        "`toolResult` and `textContent` are in scope; use `await import(\"node:fs/promises\")` for modules (no import statements).",
+    },
+    validateCode: {
+      type: "string",
+      description: "Optional body of `async validateRequiredArgs(args)`: return an error message string to reject the arguments, or nothing.",
+    },
+    prepareCode: {
+      type: "string",
+      description: "Optional body of `async prepareArguments(args)`: runs before validation; return the (reshaped) arguments object.",
+    },
+    parallel: { type: "boolean", description: "May calls run in parallel with others? Default true." },
+    overwrite: { type: "boolean", description: "Replace an existing tool of the same name that writeTool wrote. Default false." },
+  },
+  required: ["name", "label", "description", "inputSchema", "executeCode"],
+  additionalProperties: false,
+};
+
+export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unknown>, WriteToolDetails> {
+  return {
+    name: "writeTool",
+    label: "Write a tool",
+    description:
+      "Writes a new TypeScript tool and makes it available from your next turn. Give its name, label, description, " +
+      "input JSON Schema and the body of its execute function. Check listTools first: names must be new.",
+    inputSchema: WRITE_TOOL_INPUT_SCHEMA,
+    parallelToolExecute: false,
+    async execute(_toolCallId, args) {
+      if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir or toolDirs in the agent spec");
+      const { overwrite, ...draft } = args;
+      const written = await writeGeneratedTool(draft, {
+        dir: ctx.writeToolDir,
+        registry: ctx.registry,
+        overwrite: overwrite === true,
+      });
+      try {
+        const tool = await loadToolFile(written.path);
+        if (tool.name !== written.name) throw new Error(`it defines "${tool.name}" instead of "${written.name}"`);
+        ctx.registry.register(tool, { kind: "file", path: written.path }, { replace: written.previous !== null || overwrite === true });
+      } catch (error) {
+        await undoWrite(written);
+        throw new Error(`the tool was written but failed to load, so the write was undone: ${errorMessage(error)}`);
+      }
+      const replaced = written.previous !== null;
+      return toolResult(
+        `${replaced ? "Replaced" : "Wrote"} tool "${written.name}" in ${written.path}. It is available from your next turn.`,
+        { details: { name: written.name, path: written.path, replaced } },
+      );
+    },
+  };
+}
