@@ -42,7 +42,7 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   const { default: yargs } = await import("yargs");
-  const cli = yargs(args)
+  const cli = yargs(joinDashValues(args))
     .scriptName("yiem")
     .usage("$0 <command> [options]\n\nRun LLM agents from the shell: a YAML spec in, the answer on stdout, NDJSON events on stderr.")
     .command(
@@ -96,6 +96,18 @@ export async function main(args: string[]): Promise<void> {
       process.exit(EXIT.usage);
     });
   await cli.parseAsync();
+}
+
+/** `--args -` (stdin) as `--args=-`: yargs would otherwise read the lone `-` as a positional. */
+function joinDashValues(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--args" && args[i + 1] === "-") {
+      out.push("--args=-");
+      i++;
+    } else out.push(args[i]);
+  }
+  return out;
 }
 
 /**

@@ -1,0 +1,92 @@
+/**
+ * Timing helpers for the benchmarks. Rules:
+ * - a process is timed from spawn to exit (wall clock, `performance.now()`), its output captured
+ *   or sent to a file, never to the terminal;
+ * - the baseline and the measured command alternate run by run, so load on the machine hits both;
+ * - a failed run (non-zero exit, unless allowed) stops the benchmark with its stderr tail;
+ * - max RSS comes from GNU time (`/usr/bin/time -f %M`) when present, else (for a node command)
+ *   from `process.resourceUsage().maxRSS` reported at exit by the report-rss.mjs preload.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const GNU_TIME = "/usr/bin/time";
+export const hasGnuTime = existsSync(GNU_TIME) && !process.env.YIEM_BENCH_NO_GNU_TIME;
+const REPORT_RSS = new URL("./report-rss.mjs", import.meta.url).href;
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Runs `argv` once. Options: cwd, env (merged into process.env), stderrFile (stderr goes there
+ * instead of being captured), stdin ("ignore" by default), memory (wrap in /usr/bin/time to read
+ * the max RSS), okCodes (default [0]).
+ * Returns { ms, code, stdout, stderr, maxRssKb }.
+ */
+export function runOnce(argv, options = {}) {
+  const rssFile = options.memory ? join(tmpdir(), `yiem-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`) : null;
+  let command = argv;
+  let env = { ...process.env, ...options.env };
+  if (rssFile && hasGnuTime) command = [GNU_TIME, "-f", "%M", "-o", rssFile, ...argv];
+  else if (rssFile && argv[0] === process.execPath) {
+    command = [argv[0], "--import", REPORT_RSS, ...argv.slice(1)];
+    env = { ...env, YIEM_BENCH_RSS_FILE: rssFile };
+  } else if (rssFile) throw new Error("cannot measure memory: no /usr/bin/time and not a node command");
+  const errFd = options.stderrFile ? openSync(options.stderrFile, "w") : null;
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command[0], command.slice(1), {
+      cwd: options.cwd,
+      env,
+      stdio: [options.stdin ?? "ignore", "pipe", errFd ?? "pipe"],
+    });
+    const out = [];
+    const err = [];
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr?.on("data", (d) => err.push(d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const ms = performance.now() - started;
+      if (errFd !== null) closeSync(errFd);
+      const stdout = Buffer.concat(out).toString("utf8");
+      const stderr = options.stderrFile ? readFileSync(options.stderrFile, "utf8") : Buffer.concat(err).toString("utf8");
+      let maxRssKb = null;
+      if (rssFile) {
+        maxRssKb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+        rmSync(rssFile, { force: true });
+      }
+      if (!(options.okCodes ?? [0]).includes(code)) {
+        reject(new Error(`${argv.join(" ")} exited ${code}\n${tail(stderr)}`));
+        return;
+      }
+      resolve({ ms, code, stdout, stderr, maxRssKb });
+    });
+  });
+}
+
+/**
+ * `runs` alternating runs of two commands (each a () => Promise<number> giving one sample), after
+ * `warmup` unmeasured rounds. Returns { baseline: number[], measured: number[] }.
+ */
+export async function alternate(baselineSample, measuredSample, { runs, warmup = 1 }) {
+  for (let i = 0; i < warmup; i++) {
+    await baselineSample();
+    await measuredSample();
+  }
+  const baseline = [];
+  const measured = [];
+  for (let i = 0; i < runs; i++) {
+    baseline.push(await baselineSample());
+    measured.push(await measuredSample());
+  }
+  return { baseline, measured };
+}
+
+function tail(text, lines = 15) {
+  return text.trim().split("\n").slice(-lines).join("\n");
+}
