@@ -87,7 +87,7 @@ describe("broken streams and silent servers", () => {
     const end = expectRunEnded(r, { code: 1, stopReason: "error" });
     expect(end.error).toMatch(/cut before it was complete|ended before it was complete/);
     expect(eventsOf(r, "retry")).toHaveLength(0);
-    expect(eventsOf(r, "messageUpdate").map((e) => e.delta).join("")).toBe("half an answ");
+    expect(eventsOf(r, "messageUpdate").map((e) => e.delta).join("")).toBe("half an answer ");
     expect(server.requests).toHaveLength(1);
     expect(r.stdout).toBe("");
   });

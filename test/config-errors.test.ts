@@ -103,13 +103,13 @@ describe("spec errors name the file, line and key", () => {
 
   it("a missing tool folder is named", async () => {
     const error = await failure({ ...yaml("model: m", "toolDirs:", "  - tools", "  - missing-tools"), "tools/": "" });
-    expect(error.message).toMatch(/^agent\.config\.yaml:4: tool folder "missing-tools" not found \(\/.*missing-tools\)$/);
+    expect(error.message).toMatch(/^agent\.config\.yaml:4: toolDirs\[1\]: tool folder "missing-tools" not found \(\/.*missing-tools\)$/);
     expect(error.key).toBe("toolDirs[1]");
   });
 
   it("a missing system prompt file", async () => {
     const error = await failure(yaml("model: m", "systemPromptFile: prompts/none.md"));
-    expect(error.message).toMatch(/^agent\.config\.yaml:2: system prompt file "prompts\/none\.md" not found/);
+    expect(error.message).toMatch(/^agent\.config\.yaml:2: systemPromptFile: system prompt file "prompts\/none\.md" not found/);
   });
 
   it("an unknown model scheme", async () => {
@@ -119,12 +119,12 @@ describe("spec errors name the file, line and key", () => {
 
   it("a missing replay file", async () => {
     const error = await failure(yaml("name: a", "model:", "  name: replay:runs/none.jsonl"));
-    expect(error.message).toMatch(/^agent\.config\.yaml:3: replay file "runs\/none\.jsonl" not found/);
+    expect(error.message).toMatch(/^agent\.config\.yaml:3: model\.name: replay file "runs\/none\.jsonl" not found/);
   });
 
   it("a missing hook module", async () => {
     const error = await failure(yaml("model: m", "hooks:", "  beforeToolCall: ./hooks/none.ts"));
-    expect(error.message).toMatch(/^agent\.config\.yaml:3: hook module "\.\/hooks\/none\.ts" not found/);
+    expect(error.message).toMatch(/^agent\.config\.yaml:3: hooks\.beforeToolCall: hook module "\.\/hooks\/none\.ts" not found/);
   });
 
   it("a hook command string with arguments", async () => {

@@ -44,10 +44,14 @@ const LIMIT_FLAGS: Partial<Record<keyof Limits, string>> = {
 export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   const { spec, parsed, cwd, overrides } = input;
   const baseDir = parsed ? path.dirname(parsed.file) : cwd;
-  const specError = (message: string, specPath: SpecPath): ConfigError =>
-    parsed
-      ? fileError(message, { file: parsed.file, line: parsed.lineOf(specPath), key: formatKey(specPath), cwd })
-      : new ConfigError(message, { key: formatKey(specPath) });
+  // Every message names its key (`toolDirs[1]: …`) unless it already does.
+  const specError = (message: string, specPath: SpecPath): ConfigError => {
+    const key = formatKey(specPath);
+    const text = message.includes(key) ? message : `${key}: ${message}`;
+    return parsed
+      ? fileError(text, { file: parsed.file, line: parsed.lineOf(specPath), key, cwd })
+      : new ConfigError(text, { key });
+  };
   const ctx: ModelContext = {
     cwd,
     baseDir,

@@ -126,8 +126,9 @@ async function runWithLimits(
   }
 }
 
+/** A progress report in event form; text is cut like a result's (see `normalizeResult`). */
 export function normalizePartial(partial: PartialToolResult): { content: ContentPart[]; details?: unknown } {
-  if (typeof partial === "string") return { content: [textContent(partial)] };
+  if (typeof partial === "string") return { content: [textContent(truncate(partial))] };
   const normalized = normalizeResult(partial);
   if (!normalized.ok) return { content: [textContent(messageOf(partial))] };
   return { content: normalized.result.content, ...(partial.details !== undefined ? { details: partial.details } : {}) };

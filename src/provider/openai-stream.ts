@@ -6,7 +6,8 @@
  *   them (servers that repeat them are fine), `arguments` pieces are concatenated in order.
  *   A delta without an `index` continues the last call, or starts a new one when it has a new id.
  * - Usage is taken from whichever chunk carries it (the final one with `include_usage`).
- * - The stream is complete once `data: [DONE]` arrived or a choice reported `finish_reason`.
+ * - The stream is complete once `data: [DONE]` arrived or a choice reported `finish_reason`;
+ *   a complete stream in which no chunk carried choice 0 has no answer (`sawChoice` false).
  */
 import type { AssistantMessage, FinishReason, ModelResponse, ToolCall } from "./types.js";
 import type { Usage } from "../tools/types.js";
@@ -71,6 +72,8 @@ export class StreamAssembler {
   private toolCallBlock: unknown = undefined;
   finishReason: string | null = null;
   sawDone = false;
+  /** False until a chunk carried choice 0 (a stream of usage-only chunks has no answer at all). */
+  sawChoice = false;
   /** Characters of text already reported through `onTextDelta`. */
   emittedChars = 0;
 
@@ -96,6 +99,7 @@ export class StreamAssembler {
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as Loose[]) : [];
     const choice = choices.find((c) => (c?.index ?? 0) === 0);
     if (!choice) return;
+    this.sawChoice = true;
     const delta = (choice.delta ?? {}) as Loose;
     if (typeof delta.content === "string" && delta.content !== "") {
       this.text += delta.content;

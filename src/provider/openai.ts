@@ -168,6 +168,7 @@ async function runAttempt(
       }
     }
     if (!assembler.complete) throw new AttemptError("the response stream ended before it was complete", null, true);
+    if (!assembler.sawChoice) throw new AttemptError("the response has no choices", null, false);
     return assembler.result();
   } catch (error) {
     if (timedOut) throw new AttemptError(`no response from the server for ${timeoutMs} ms`, null, true);

@@ -1,0 +1,16 @@
+const m = () => { const u = process.memoryUsage(); return `rss ${(u.rss/1048576).toFixed(1)} heap ${(u.heapTotal/1048576).toFixed(1)}/${(u.heapUsed/1048576).toFixed(1)} max ${(process.resourceUsage().maxRSS/1024).toFixed(1)}`; };
+const t = () => performance.now().toFixed(0);
+console.log(t(), "start", m());
+await import("yargs"); console.log(t(), "yargs", m());
+const { loadSpec } = await import("/work/main/dist/config/load.js");
+const spec = await loadSpec({ cwd: "/work/main", env: process.env, overrides: {}, requireModel: false });
+console.log(t(), "spec", m());
+const { loadRegistry } = await import("/work/main/dist/cli/setup.js");
+const reg = await loadRegistry(spec);
+console.log(t(), "registry", reg.registry.list().length, m());
+const { compileSchema } = await import("/work/main/dist/tools/validate.js");
+for (const tool of reg.registry.list()) await compileSchema(tool.inputSchema);
+console.log(t(), "compiled", m());
+const { createProvider } = await import("/work/main/dist/provider/create.js");
+await import("openai");
+console.log(t(), "openai", m());
