@@ -13,7 +13,7 @@ import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.j
 import { parseNdjson } from "./helpers/cli.js";
 import { echoTool, runScripted, toolMessages } from "./helpers/loop.js";
 import {
-  BATTERY_DIR, eventsOf, expectNoSecrets, expectRunEnded, groupMembers, isAlive, reap, reportedPid, signalWhen, writeSpec, yiem,
+  BATTERY_DIR, eventsOf, expectNoSecrets, expectRunEnded, groupMembers, isAlive, reap, reportedPid, signalWhen, signalWhenReady, writeSpec, yiem,
 } from "./fixtures/battery/harness.js";
 
 let dir: string;
@@ -52,8 +52,8 @@ async function expectFamilyGone(stderr: string): Promise<void> {
 describe("signals during a CLI run", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it(`${signal} while waiting on a hung model server: agentEnd aborted, exit ${CODES[signal]}`, async () => {
-      server = await startChatServer([reply.hang()]);
-      const r = await yiem(["run", "-c", spec, "hi"], { server, onSpawn: signalWhen('"type":"turnStart"', [signal]) });
+      const hung = (server = await startChatServer([reply.hang()]));
+      const r = await yiem(["run", "-c", spec, "hi"], { server, onSpawn: signalWhenReady(() => hung.received.length === 1, signal) });
       const end = expectRunEnded(r, { code: CODES[signal], stopReason: "aborted" });
       expect(end.turns).toBe(1);
       expect(server.requests).toHaveLength(1);
@@ -121,9 +121,9 @@ describe("signals during a CLI run", () => {
 
 describe("SIGKILL during an atomic write", () => {
   it("leaves the target absent, the old content or the full new content: never half a file", async () => {
-    const size = 4 * 1024 * 1024;
+    const size = 2 * 1024 * 1024;
     const target = join(dir, "atomic", "target.txt");
-    for (const delayMs of [0, 3, 11, 29]) {
+    for (const delayMs of [0, 4, 17]) {
       const child = spawn(process.execPath, [join(BATTERY_DIR, "scripts", "atomic-writer.mjs"), join(BATTERY_DIR, "..", "..", "..", "src"), target, String(size)], {
         stdio: ["ignore", "pipe", "inherit"],
       });

@@ -160,8 +160,12 @@ async function resolveToolDirs(
       }
       dirs.push(absolute);
     }
+  } else if (spec.toolDirs === undefined) {
+    // Default: the `tools/` folder beside the spec (or in cwd without a spec), when there is one.
+    const fallback = path.join(baseDir, "tools");
+    if (await isDirectory(fallback)) dirs.push(fallback);
   } else {
-    for (const [index, dir] of (spec.toolDirs ?? []).entries()) {
+    for (const [index, dir] of spec.toolDirs.entries()) {
       const absolute = path.resolve(baseDir, dir);
       if (!(await isDirectory(absolute))) {
         throw specError(`tool folder "${dir}" not found (${absolute})`, ["toolDirs", index]);

@@ -7,6 +7,7 @@
 import type { ToolCall } from "../provider/types.js";
 import { textContent } from "../tools/define.js";
 import type { ContentPart, PartialToolResult, Tool, ToolResult } from "../tools/types.js";
+import { untilAborted } from "./abort.js";
 import { messageOf } from "./prepare.js";
 import type { Emit } from "./events.js";
 import type { AgentHooks } from "./types.js";
@@ -44,7 +45,10 @@ export async function executeToolCall(
 
   if (ctx.hooks.afterToolCall) {
     try {
-      const change = await ctx.hooks.afterToolCall({ turn: ctx.turn, toolCall, tool, args, signal: ctx.signal, result, isError });
+      const hooked = Promise.resolve(ctx.hooks.afterToolCall({ turn: ctx.turn, toolCall, tool, args, signal: ctx.signal, result, isError }));
+      const change = await untilAborted(hooked, ctx.signal, () => {
+        throw new Error("the run was aborted before it finished");
+      });
       if (change) {
         const normalized = change.content !== undefined ? normalizeResult({ content: change.content }) : null;
         result = {

@@ -8,6 +8,7 @@ import { parseToolArguments, previewArguments, isPlainObject } from "../tools/ar
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { validateAgainstSchema } from "../tools/validate.js";
+import { untilAborted } from "./abort.js";
 import type { AgentHooks } from "./types.js";
 
 export type PreparedCall =
@@ -66,7 +67,19 @@ export async function prepareArguments(
   return { ok: true, args: argsObject };
 }
 
-export async function prepareToolCall(toolCall: ToolCall, ctx: PrepareContext): Promise<PreparedCall> {
+/** Prepares one call; an abort while a tool's or hook's code is still running rejects the call at once. */
+export function prepareToolCall(toolCall: ToolCall, ctx: PrepareContext): Promise<PreparedCall> {
+  const aborted = (): PreparedCall => ({
+    kind: "rejected",
+    toolCall,
+    args: toolCall.arguments,
+    reason: "Not executed: the run was aborted before this call was prepared.",
+  });
+  if (ctx.signal.aborted) return Promise.resolve(aborted());
+  return untilAborted(prepareUnguarded(toolCall, ctx), ctx.signal, aborted);
+}
+
+async function prepareUnguarded(toolCall: ToolCall, ctx: PrepareContext): Promise<PreparedCall> {
   const reject = (reason: string, args: unknown = toolCall.arguments): PreparedCall => ({ kind: "rejected", toolCall, args, reason });
   const tool = ctx.registry.get(toolCall.name);
   if (!tool || !ctx.isToolAllowed(toolCall.name)) {

@@ -1,7 +1,7 @@
 /**
  * What every `yiem tools …` command shares: the spec (no model needed, no spec file needed), the
  * tool folders (`--tool-dir`, else the spec's, else `tools/` beside the spec or in the current
- * folder when it exists), the registry, reading `JSON|@file|-` values, and error mapping
+ * folder when it exists; resolved by the config loader), the registry, reading `JSON|@file|-` values, and error mapping
  * (usage, config and draft errors are exit 2; anything else exit 1).
  */
 import { randomUUID } from "node:crypto";
@@ -9,19 +9,14 @@ import { readFile } from "node:fs/promises";
 import { relative, resolve, isAbsolute } from "node:path";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createEmitter, type Emit } from "../../loop/events.js";
-import { isDirectory } from "../../tools/loader.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { loadRegistry, loadSpecFromArgv, type LoadedTools } from "../setup.js";
 import type { CliEventSink } from "../events/sink.js";
 
-/** The resolved spec with the `tools/` fallback applied to toolDirs and writeToolDir. */
+/** The resolved spec; no model is needed (toolDirs default to `tools/` beside the spec, see config/resolve.ts). */
 export async function loadToolsSpec(argv: Record<string, unknown>): Promise<ResolvedSpec> {
-  const spec = await loadSpecFromArgv(argv, false);
-  if (spec.toolDirs.length > 0 || spec.sources.toolDirs !== "default") return spec;
-  const fallback = resolve(spec.baseDir, "tools");
-  if (!(await isDirectory(fallback))) return spec;
-  return { ...spec, toolDirs: [fallback], writeToolDir: spec.writeToolDir ?? fallback };
+  return loadSpecFromArgv(argv, false);
 }
 
 export async function loadToolsRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
