@@ -25,6 +25,7 @@ interface DryRun {
   spec: { configPath: string; name: string; toolExecution: string; builtinTools: string[]; writeToolDir: string | null };
   tools: string[];
   problems: unknown[];
+  request: { model: string; messages: Array<{ role: string; content: string }>; tools: Array<{ function: { name: string } }> };
 }
 
 async function dryRun(config: string): Promise<DryRun> {
@@ -54,6 +55,8 @@ describe("configs/weather.yaml", () => {
     expect([...d.tools].sort()).toEqual(["getTime", "getWeather", "listTools"]);
     expect(d.problems).toEqual([]);
     expect(d.spec.toolExecution).toBe("parallel");
+    expect(d.request.messages.at(-1)).toEqual({ role: "user", content: "hi" });
+    expect(d.request.tools.map((t) => t.function.name).sort()).toEqual(["getTime", "getWeather", "listTools"]);
   });
 
   it("runs the demo replay with the real getTime", async () => {

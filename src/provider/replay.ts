@@ -15,7 +15,7 @@ import { readFile } from "node:fs/promises";
 import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolCall } from "./types.js";
 import { ModelError } from "./types.js";
-import { argumentsText, contentText, parseUsage } from "./wire.js";
+import { argumentsText, buildRequestBody, contentText, parseUsage } from "./wire.js";
 
 /** One assistant turn as stored in a replay file (the form the recorder writes). */
 export interface RecordedTurn {
@@ -59,6 +59,8 @@ export function createReplayProvider(file: string): Provider {
       const finishReason = turn.finishReason ?? (turn.toolCalls.length > 0 ? "tool_calls" : "stop");
       return { message, usage: turn.usage ? { ...turn.usage } : { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, finishReason };
     },
+    /** What a Chat Completions server would receive for this conversation (replay sends nothing). */
+    describeRequest: (request) => buildRequestBody({ model: `replay:${file}`, stream: false }, request.messages, request.tools),
   };
 }
 
