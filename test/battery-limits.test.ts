@@ -164,8 +164,8 @@ describe("limits in the loop", () => {
       { limits: { maxTokens: 100 } },
     );
     // 25 + 40 (tool) = 65 after turn 1; 65 + 25 = 90 after turn 2's response, so b runs (130);
-    // the check after turn 3's response then stops the run.
-    expect(provider.requests).toHaveLength(3);
+    // the check before turn 3 then stops the run without asking the model again.
+    expect(provider.requests).toHaveLength(2);
     expect(ofType("toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["a", "b"]);
     expect(result.usage.totalTokens).toBe(130);
     expect(result.stopReason).toBe("budget");

@@ -43,6 +43,10 @@ describe("secrets never appear in the output", () => {
     expect(eventsOf(r, "retry")).toHaveLength(1);
     expect(eventsOf(r, "toolExecutionEnd")).toHaveLength(3);
     expect(r.stdout).toContain("Your token is ***.");
+    // Streamed in 3-character deltas: the secret is hidden in the joined text too, not only per line.
+    const streamed = eventsOf(r, "messageUpdate").map((e) => e.delta).join("");
+    expect(streamed).toBe("Calling with ***Your token is ***.");
+    expectNoSecrets(streamed);
     expectNoSecrets(readFileSync(record, "utf8"));
     // The tool did see the real value (redaction is of output, not of what the model is sent).
     expect(JSON.stringify(server.requests[2].messages)).toContain(SECRET_TOKEN);

@@ -255,3 +255,10 @@ describe("the alternative tool_call block", () => {
     expect(result).toMatchObject({ stopReason: "completed", text: "use the tool_call block" });
   });
 });
+
+describe("the token budget and a final answer", () => {
+  it("a final answer that spends the budget is still delivered (completed)", async () => {
+    const { result } = await runScripted([{ content: "the answer", usage: { promptTokens: 500, completionTokens: 500 } }], [], { limits: { maxTokens: 100 } });
+    expect(result).toMatchObject({ stopReason: "completed", text: "the answer" });
+  });
+});

@@ -69,6 +69,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         stopReason = interruptedReason();
         break;
       }
+      if (limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) {
+        // Spent by tools since the last response: do not ask the model again.
+        stopReason = "budget";
+        error = `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
+        break;
+      }
       if (turns >= limits.maxTurns) {
         stopReason = "maxTurns";
         error = `the run reached maxTurns (${limits.maxTurns}) without a final answer`;
@@ -117,7 +123,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       let finished: FinishedCall[];
       let stopAfterBatch: StopReason | null = null;
 
-      if (limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) {
+      // A final answer is delivered even when it spent the budget; only further work is refused.
+      if (calls.length > 0 && limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) {
         finished = rejectAll(calls, "Not executed: the run's token budget is spent.", batch);
         stopAfterBatch = "budget";
         error = `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;

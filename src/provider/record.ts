@@ -5,7 +5,7 @@
  * - The whole file is rewritten after each turn, atomically (a temp file in the same folder,
  *   then rename), so an interrupted run leaves the turns so far and never a half file.
  * - Only the assistant's turns are stored (content, tool calls, usage, finish reason): no
- *   request, no headers, no keys.
+ *   request, no headers, no keys; `redact` (when given) hides secret values in them.
  * - A write failure does not break the run; `flush()` waits for pending writes and throws it.
  */
 import { writeFileAtomic } from "../tools/atomic-write.js";
@@ -17,7 +17,13 @@ export type RecordingProvider = Provider & {
   flush(): Promise<void>;
 };
 
-export function createRecorder(inner: Provider, file: string): RecordingProvider {
+export interface RecorderOptions {
+  /** Applied to each recorded turn before it is written (e.g. to hide secret values). */
+  redact?: <T>(value: T) => T;
+}
+
+export function createRecorder(inner: Provider, file: string, options: RecorderOptions = {}): RecordingProvider {
+  const redact = options.redact ?? (<T>(value: T) => value);
   const lines: string[] = [];
   let writes: Promise<void> = Promise.resolve();
   let failure: unknown;
@@ -42,7 +48,7 @@ export function createRecorder(inner: Provider, file: string): RecordingProvider
     model: inner.model,
     async complete(request: ModelRequest): Promise<ModelResponse> {
       const response = await inner.complete(request);
-      lines.push(JSON.stringify(toRecordedTurn(response)));
+      lines.push(JSON.stringify(redact(toRecordedTurn(response))));
       await save();
       return response;
     },

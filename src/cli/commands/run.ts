@@ -7,6 +7,8 @@
 import { randomUUID } from "node:crypto";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createEmitter } from "../../loop/events.js";
+import { createRedactor } from "../../loop/redact.js";
+import { secretValues } from "../../config/redact.js";
 import type { RunResult } from "../../loop/types.js";
 import type { ChatMessage, Provider } from "../../provider/types.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
@@ -46,6 +48,8 @@ async function run(
   receivedSignal: () => NodeJS.Signals | null,
 ): Promise<number> {
   const spec = await loadSpecFromArgv(argv, !argv["dry-run"]);
+  const secrets = secretValues(process.env, [spec.model.apiKey]);
+  const redact = createRedactor(secrets);
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   beforeForcedExit(() => processes.killAllChildren());
@@ -75,17 +79,19 @@ async function run(
       messages,
       tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema })),
     }) ?? null;
-    await printJson({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loaded.problems, request });
+    await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loaded.problems, request }));
     return EXIT.ok;
   }
 
   let recorder: { flush(): Promise<void> } | undefined;
   if (argv.record !== undefined) {
     const { createRecorder } = await import("../../provider/record.js");
-    const recording = createRecorder(provider, String(argv.record));
+    const recording = createRecorder(provider, String(argv.record), { redact });
     provider = recording;
     recorder = recording;
   }
+  const { withRedactedDeltas } = await import("../../provider/redacting.js");
+  provider = withRedactedDeltas(provider, secrets);
 
   const result: RunResult = await runAgent({
     provider,
@@ -99,13 +105,13 @@ async function run(
     runId,
     configPath: spec.configPath,
     yiemVersion: packageVersion(),
-    onEvent: sink.emit,
+    onEvent: (event) => sink.emit(redact(event)),
     startWarnings: loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
   });
   await recorder?.flush();
   if (argv.session !== undefined) await saveSession(String(argv.session), result.messages);
   const { printResult } = await import("../output.js");
-  await printResult(result, argv.output === "json" ? "json" : "text");
+  await printResult({ ...result, text: redact(result.text), error: redact(result.error) }, argv.output === "json" ? "json" : "text");
   return exitCodeFor(result.stopReason, receivedSignal());
 }
 
@@ -137,12 +143,13 @@ function isUsageProblem(error: unknown): boolean {
 
 /** A run that could not start still ends with one `agentEnd` (or, with `--events none`, one plain line). */
 function reportFatal(sink: CliEventSink, mode: EventsMode, runId: string, error: unknown, debug: boolean): void {
-  const message = error instanceof Error ? error.message : String(error);
+  const redact = createRedactor(secretValues(process.env));
+  const message = redact(error instanceof Error ? error.message : String(error));
   if (mode === "none") {
     reportUsageError(message);
     return;
   }
   const emit = createEmitter(runId, sink.emit);
   emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 0, error: message });
-  if (debug && error instanceof Error && error.stack) sink.log(error.stack);
+  if (debug && error instanceof Error && error.stack) sink.log(redact(error.stack));
 }
