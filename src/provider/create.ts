@@ -3,19 +3,11 @@
  * Chat Completions model. Provider modules are imported only here, when needed, so importing
  * this file costs nothing.
  */
+import type { OpenAIProviderOptions } from "./openai.js";
 import { ModelError, type Provider } from "./types.js";
 
 /** Resolved model settings (spec, environment and flags already merged; the key itself, not its variable name). */
-export interface ModelSettings {
-  name: string;
-  baseURL?: string;
-  apiKey?: string;
-  temperature?: number;
-  maxTokens?: number;
-  stream?: boolean;
-  maxRetries?: number;
-  timeoutMs?: number;
-}
+export type ModelSettings = { name: string } & Omit<OpenAIProviderOptions, "model" | "fetch">;
 
 export const REPLAY_PREFIX = "replay:";
 
@@ -27,14 +19,6 @@ export async function createProvider(model: ModelSettings): Promise<Provider> {
     return createReplayProvider(file);
   }
   const { createOpenAIProvider } = await import("./openai.js");
-  return createOpenAIProvider({
-    model: model.name,
-    baseURL: model.baseURL,
-    apiKey: model.apiKey,
-    temperature: model.temperature,
-    maxTokens: model.maxTokens,
-    stream: model.stream,
-    maxRetries: model.maxRetries,
-    timeoutMs: model.timeoutMs,
-  });
+  const { name, ...settings } = model;
+  return createOpenAIProvider({ model: name, ...settings });
 }

@@ -12,6 +12,7 @@
  * - Failures end in `ModelError(message, status)`; the message names the status and the server's
  *   error text, and never contains the API key.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
 import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
 import { ModelError } from "./types.js";
@@ -97,7 +98,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         }
         const info: RetryInfo = { attempt: attempt + 1, delayMs: retryDelayMs(attempt + 1, failure.headers), status: failure.status, message };
         request.onRetry?.(info);
-        await sleep(info.delayMs, request.signal).catch(() => {
+        await sleep(info.delayMs, undefined, { signal: request.signal }).catch(() => {
           throw abortedError(where);
         });
       }
@@ -267,19 +268,4 @@ function safeURL(url: string): string {
 
 function abortedError(where: string): ModelError {
   return new ModelError(`Model request to ${where} was aborted`, null);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

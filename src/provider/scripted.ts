@@ -6,6 +6,7 @@
  * - Every request is kept in `requests` (a copy of messages and tools) for assertions.
  * - Running out of script is an error that says how many turns there were.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolSpec } from "./types.js";
 import { ModelError } from "./types.js";
@@ -54,7 +55,11 @@ export function createScriptedProvider(turns: ScriptStep[], options: { model?: s
       }
       const step = turns[index];
       const turn = typeof step === "function" ? await step(request) : step;
-      if (turn.delayMs && turn.delayMs > 0) await delay(turn.delayMs, request.signal);
+      if (turn.delayMs && turn.delayMs > 0) {
+        await sleep(turn.delayMs, undefined, { signal: request.signal }).catch((cause: unknown) => {
+          throw new ModelError("scripted model call was aborted", null, { cause });
+        });
+      }
       if (request.signal.aborted) throw new ModelError("scripted model call was aborted");
       if (turn.error) throw turn.error;
       const content = turn.content ?? "";
@@ -75,20 +80,4 @@ export function createScriptedProvider(turns: ScriptStep[], options: { model?: s
       };
     },
   };
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const aborted = () => new ModelError("scripted model call was aborted", null, { cause: signal.reason });
-    if (signal.aborted) return reject(aborted());
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(aborted());
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
