@@ -4,6 +4,7 @@
  * `--version` answers before yargs is even loaded.
  */
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { Argv } from "yargs";
 import { reportUsageError } from "./errors.js";
@@ -12,6 +13,14 @@ import { EXIT } from "./exit-codes.js";
 export function packageVersion(): string {
   const file = fileURLToPath(new URL("../../package.json", import.meta.url));
   return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
+
+/**
+ * yargs through its CommonJS build: a handful of bundled files instead of ~60 ES modules, which
+ * halves its load time (start-up is the cost of every `yiem` call; see docs/performance.md).
+ */
+function loadYargs(): typeof import("yargs").default {
+  return createRequire(import.meta.url)("yargs/yargs") as typeof import("yargs").default;
 }
 
 type Handler = (argv: Record<string, unknown>) => Promise<number>;
@@ -41,7 +50,7 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(`${packageVersion()}\n`);
     return;
   }
-  const { default: yargs } = await import("yargs");
+  const yargs = loadYargs();
   const cli = yargs(joinDashValues(args))
     .scriptName("yiem")
     .usage("$0 <command> [options]\n\nRun LLM agents from the shell: a YAML spec in, the answer on stdout, NDJSON events on stderr.")

@@ -10,6 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolRegistry } from "./registry.js";
@@ -116,7 +117,9 @@ let jitiPromise: Promise<JitiLike> | undefined;
 
 async function getJiti(): Promise<JitiLike> {
   jitiPromise ??= (async () => {
-    const { createJiti } = await import("jiti");
+    // jiti's CommonJS entry: importing it as an ES module makes Node scan its 190 KB bundle for
+    // export names first (cjs-module-lexer), which costs more than loading it.
+    const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
     return createJiti(import.meta.url, {
       fsCache: cacheDir(),
       moduleCache: false,
