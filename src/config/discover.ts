@@ -20,13 +20,13 @@ export const SEARCH_PLACES = [
 ] as const;
 
 /** Search from `cwd` upward; null when no spec exists. */
-export async function findSpecFile(cwd: string): Promise<ParsedSpecFile | null> {
+export async function findSpecFile(cwd: string, useCache = false): Promise<ParsedSpecFile | null> {
   const { cosmiconfig } = await import("cosmiconfig");
   const parsedFiles = new Map<string, ParsedSpecFile>();
   // The loader parses (so syntax errors carry file and line) and hands cosmiconfig a stand-in,
   // which keeps cosmiconfig's own `$import` merging out of the spec.
   const loader = async (filepath: string, content: string): Promise<object> => {
-    const parsed = await parseSpecText(filepath, content, cwd);
+    const parsed = await parseSpecText(filepath, content, cwd, useCache);
     parsedFiles.set(filepath, parsed);
     if (path.basename(filepath) === "package.json") return parsed.value === null ? {} : { yiem: {} };
     return {};
@@ -45,7 +45,7 @@ export async function findSpecFile(cwd: string): Promise<ParsedSpecFile | null> 
 }
 
 /** Load exactly `file` (relative to cwd), as `-c/--config` asks. */
-export async function readSpecFile(file: string, cwd: string): Promise<ParsedSpecFile> {
+export async function readSpecFile(file: string, cwd: string, useCache = false): Promise<ParsedSpecFile> {
   const absolute = path.resolve(cwd, file);
   let text: string;
   try {
@@ -55,5 +55,5 @@ export async function readSpecFile(file: string, cwd: string): Promise<ParsedSpe
     const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code})`;
     throw new ConfigError(`config file ${displayPath(absolute, cwd)} ${reason}`, { file: absolute, key: "--config" });
   }
-  return parseSpecText(absolute, text, cwd);
+  return parseSpecText(absolute, text, cwd, useCache);
 }

@@ -14,6 +14,8 @@ export class ConfigError extends Error {
   readonly file?: string;
   readonly line?: number;
   readonly key?: string;
+  /** Set when the spec came from the cache (no line map); loadSpec then loads it again uncached. */
+  fromCache?: boolean;
   constructor(message: string, details: ConfigErrorDetails = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "ConfigError";

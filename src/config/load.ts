@@ -19,10 +19,22 @@ export { parseDuration } from "./duration.js";
 export type { AgentSpec, LoadSpecOptions, ResolvedSpec, SpecOverrides } from "./types.js";
 
 export async function loadSpec(opts: LoadSpecOptions): Promise<ResolvedSpec> {
+  try {
+    return await loadSpecOnce(opts, true);
+  } catch (error) {
+    // A spec from the cache has no line map: load it again without the cache, so the error
+    // names its line (or, if the cache was stale, the load now succeeds).
+    if (error instanceof ConfigError && error.fromCache) return loadSpecOnce(opts, false);
+    throw error;
+  }
+}
+
+async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<ResolvedSpec> {
   const cwd = path.resolve(opts.cwd);
   const secrets = secretValues(opts.env);
+  let parsed: ParsedSpecFile | null = null;
   try {
-    const parsed = opts.configPath ? await readSpecFile(opts.configPath, cwd) : await findSpecFile(cwd);
+    parsed = opts.configPath ? await readSpecFile(opts.configPath, cwd, useCache) : await findSpecFile(cwd, useCache);
     const spec = parsed ? await checkedSpec(parsed, opts.env, cwd) : {};
     const resolved = await resolveSpec({
       spec,
@@ -40,6 +52,7 @@ export async function loadSpec(opts: LoadSpecOptions): Promise<ResolvedSpec> {
         ? error
         : new ConfigError(`cannot load the spec: ${(error as Error).message}`, {}, { cause: error });
     wrapped.message = redactText(wrapped.message, secrets);
+    if (parsed?.cached) wrapped.fromCache = true;
     throw wrapped;
   }
 }

@@ -6,6 +6,7 @@
 import path from "node:path";
 import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { fileError } from "./errors.js";
+import { cachedParse, storeParse } from "./spec-cache.js";
 
 /** A key path in the spec: `["limits", "maxTurns"]`, `["toolDirs", 1]`. */
 export type SpecPath = (string | number)[];
@@ -17,6 +18,8 @@ export interface ParsedSpecFile {
   value: unknown;
   /** 1-based line of the key (`part: "key"`) or of the value at `specPath`, when known. */
   lineOf(specPath: SpecPath, part?: "key" | "value"): number | undefined;
+  /** True when the value came from the spec cache (no line map: lineOf knows nothing). */
+  cached?: boolean;
 }
 
 function isJsonFile(file: string): boolean {
@@ -27,8 +30,21 @@ function isPackageJson(file: string): boolean {
   return path.basename(file) === "package.json";
 }
 
-/** Parse `text` (the content of `file`); throws ConfigError on a syntax error. */
-export async function parseSpecText(file: string, text: string, cwd: string): Promise<ParsedSpecFile> {
+/**
+ * Parse `text` (the content of `file`); throws ConfigError on a syntax error. With `useCache`, a
+ * file parsed before with the same text is taken from the spec cache without loading `yaml`.
+ */
+export async function parseSpecText(file: string, text: string, cwd: string, useCache = false): Promise<ParsedSpecFile> {
+  if (useCache) {
+    const hit = cachedParse(file, text);
+    if (hit) return { file, value: hit.value, lineOf: () => undefined, cached: true };
+  }
+  const parsed = await parseWithLines(file, text, cwd);
+  storeParse(file, text, parsed.value);
+  return parsed;
+}
+
+async function parseWithLines(file: string, text: string, cwd: string): Promise<ParsedSpecFile> {
   const yaml = await import("yaml");
   const lineCounter = new yaml.LineCounter();
   const json = isJsonFile(file);

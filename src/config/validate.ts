@@ -3,30 +3,44 @@
  * once per process). The first error becomes one message naming the file, line, key and what
  * was expected.
  */
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { fileError, showValue, type ConfigError } from "./errors.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
+import { knownValid, storeValid } from "./spec-cache.js";
 
 /** The published schema, found from src/config or dist/config alike. */
 export const AGENT_SCHEMA_URL = new URL("../../schema/agent.schema.json", import.meta.url);
 
 let compiled: Promise<ValidateFunction> | undefined;
+let schemaText: string | undefined;
+
+function readSchemaText(): string {
+  schemaText ??= readFileSync(AGENT_SCHEMA_URL, "utf8");
+  return schemaText;
+}
 
 function compileSchema(): Promise<ValidateFunction> {
   compiled ??= (async () => {
-    const [{ default: ajvModule }, text] = await Promise.all([import("ajv"), readFile(AGENT_SCHEMA_URL, "utf8")]);
+    const { default: ajvModule } = await import("ajv");
     const Ajv = ajvModule.default;
     const ajv = new Ajv({ allErrors: false, verbose: true, allowUnionTypes: true });
-    return ajv.compile(JSON.parse(text));
+    return ajv.compile(JSON.parse(readSchemaText()));
   })();
   return compiled;
 }
 
-/** Throws ConfigError when `value` (the interpolated spec of `parsed`) breaks the schema. */
+/**
+ * Throws ConfigError when `value` (the interpolated spec of `parsed`) breaks the schema. A value
+ * found valid before against the same schema text is not checked again (spec-cache.ts).
+ */
 export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string): Promise<void> {
+  if (knownValid(value, readSchemaText())) return;
   const validate = await compileSchema();
-  if (validate(value)) return;
+  if (validate(value)) {
+    storeValid(value, readSchemaText());
+    return;
+  }
   throw toConfigError(validate.errors![0], parsed, cwd);
 }
 

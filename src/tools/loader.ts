@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
 import type { Tool, ToolLoadProblem } from "./types.js";
+import { yiemCacheDir } from "../cache-dir.js";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const COMMAND_SUFFIXES = [".tool.yaml", ".tool.yml", ".tool.json"];
@@ -121,7 +122,7 @@ async function getJiti(): Promise<JitiLike> {
     // export names first (cjs-module-lexer), which costs more than loading it.
     const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
     return createJiti(import.meta.url, {
-      fsCache: cacheDir(),
+      fsCache: yiemCacheDir(),
       moduleCache: false,
       interopDefault: false,
       alias: { yiem: libraryEntry() },
@@ -130,10 +131,6 @@ async function getJiti(): Promise<JitiLike> {
   return jitiPromise;
 }
 
-/** This package's root (the folder holding package.json). */
-export function packageRoot(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-}
 
 /** The library entry tool files import as `yiem`: the built one, or the source when running from src. */
 function libraryEntry(): string {
@@ -142,10 +139,6 @@ function libraryEntry(): string {
   return existsSync(built) ? built : resolve(here, "..", "index.ts");
 }
 
-/** Persistent transpile cache: `$YIEM_CACHE_DIR`, else `node_modules/.cache/yiem` of this package. */
-function cacheDir(): string {
-  return process.env.YIEM_CACHE_DIR || join(packageRoot(), "node_modules", ".cache", "yiem");
-}
 
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message.split("\n")[0] || error.name;
