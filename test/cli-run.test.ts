@@ -81,6 +81,22 @@ describe("yiem run", () => {
     server.assertClean();
   });
 
+  it("reports a tool file that fails to load as a warning right after agentStart, and runs with the rest", async () => {
+    const broken = join(dir, "broken-project");
+    await mkdir(join(broken, "tools"), { recursive: true });
+    await writeFile(join(broken, "package.json"), "{}");
+    await writeFile(join(broken, "tools", "shout.ts"), ECHO_TOOL);
+    await writeFile(join(broken, "tools", "zz-broken.ts"), "export default {{{");
+    await writeFile(join(broken, "agent.config.yaml"), "model:\n  name: test-model\n  baseURL: ${TEST_BASE_URL}\n  apiKeyEnv: TEST_API_KEY\n");
+    server = await startChatServer([reply.json({ toolCalls: [{ id: "s", name: "shout", arguments: '{"text":"still works"}' }] }), reply.json({ content: "ok" })]);
+    const r = await runCli(["run", "go"], { cwd: broken, env: env(server) });
+    expect(r.code).toBe(0);
+    assertEventStream(r.events);
+    expect(r.events[1]).toMatchObject({ type: "warning", path: join(broken, "tools", "zz-broken.ts") });
+    expect(r.events[0].tools).toEqual(["listTools", "shout"]);
+    expect(r.events.some((e) => e.type === "toolExecutionEnd" && e.isError === false)).toBe(true);
+  });
+
   it("finds the spec from a subfolder", async () => {
     server = await startChatServer([reply.json({ content: "found it" })]);
     const r = await runCli(["run", "hi"], { cwd: join(project(), "sub", "deeper"), env: env(server) });
