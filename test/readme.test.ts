@@ -58,6 +58,18 @@ describe("README.md", () => {
     expect(shell[1]?.body).toBe(TEST_COMMAND);
   });
 
+  it("`npx yiem` resolves to this package's own bin, offline (never the registry)", async () => {
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
+    const { stdout } = await promisify(execFile)("npx", ["yiem", "--version"], {
+      cwd: repoRoot,
+      env: { ...process.env, npm_config_offline: "true", npm_config_yes: "false" },
+      timeout: 60_000,
+    });
+    expect(stdout).toBe(`${pkg.version}\n`);
+  });
+
   it("its first command's run part works as written: offline, no API key, the real getTime, the live time", async () => {
     const [setup, runPart] = FIRST_COMMAND.split(" && ");
     expect(setup).toBe("npm ci");
