@@ -10,7 +10,20 @@ export type Emit = (body: AgentEventBody) => void;
 
 export function createEventStamper(runId: string): EventStamper {
   let seq = 0;
-  return (body) => Object.assign({ type: body.type, runId, seq: ++seq, ts: new Date().toISOString() }, body) as AgentEvent;
+  return (body) => Object.assign({ type: body.type, runId, seq: ++seq, ts: isoNow() }, body) as AgentEvent;
+}
+
+let lastMs = Number.NaN;
+let lastIso = "";
+
+/** `new Date().toISOString()`, formatted once per millisecond (bursts of events share one). */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
 }
 
 /** An emitter for one run. A sink that throws is ignored: events must never break a run. */

@@ -3,6 +3,9 @@
  * Rules: every occurrence of a secret inside any string value becomes `***` (longest secret
  * first); object keys, numbers and booleans are kept; values with `toJSON` are redacted in their
  * JSON form; a cycle becomes "[Circular]". With no secrets the value is returned untouched.
+ * Copy on write: a plain object or array (literal prototype) in which nothing had to change is
+ * returned as it is, not copied (events are redacted one by one, so copying each would be most
+ * of their cost); anything else is copied into a plain object or array, as JSON would see it.
  * Streamed text is redacted across pieces: a piece's tail that could be the start of a secret is
  * held back until the next piece (or the flush) shows whether it is one.
  */
@@ -24,11 +27,39 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     if (ancestors.includes(value)) return "[Circular]";
     ancestors.push(value);
     try {
-      if (Array.isArray(value)) return value.map(walk);
-      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item)]));
+      return Array.isArray(value) ? walkArray(value) : walkObject(value as Record<string, unknown>);
     } finally {
       ancestors.pop();
     }
+  };
+  const walkArray = (array: unknown[]): unknown[] => {
+    let copy: unknown[] | null = Object.getPrototypeOf(array) === Array.prototype ? null : [];
+    for (let i = 0; i < array.length; i++) {
+      const item = array[i];
+      const redacted = walk(item);
+      if (copy) copy[i] = redacted;
+      else if (redacted !== item) {
+        copy = array.slice(0, i);
+        copy[i] = redacted;
+      }
+    }
+    return copy ?? array;
+  };
+  const walkObject = (object: Record<string, unknown>): Record<string, unknown> => {
+    const prototype = Object.getPrototypeOf(object);
+    const keys = Object.keys(object);
+    let copy: Record<string, unknown> | null = prototype === Object.prototype || prototype === null ? null : {};
+    for (let i = 0; i < keys.length; i++) {
+      const item = object[keys[i]];
+      const redacted = walk(item);
+      if (copy) setOwn(copy, keys[i], redacted);
+      else if (redacted !== item) {
+        copy = {};
+        for (let j = 0; j < i; j++) setOwn(copy, keys[j], object[keys[j]]);
+        setOwn(copy, keys[i], redacted);
+      }
+    }
+    return copy ?? object;
   };
   return <T>(value: T): T => walk(value) as T;
 }
@@ -69,6 +100,12 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
 
 function secretList(secrets: readonly string[]): string[] {
   return [...new Set(secrets.filter((s) => s !== ""))].sort((a, b) => b.length - a.length);
+}
+
+/** `object[key] = value` as an own property, also for the key `__proto__` (as Object.fromEntries does). */
+function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
 }
 
 function redactString(s: string, list: readonly string[]): string {

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
 import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
 import { ModelError } from "./types.js";
-import { buildRequestBody, parseUsage, parseWireMessage, type BodySettings, type WireRequestBody } from "./wire.js";
+import { buildRequestBody, parseUsage, parseWireMessage, serializeRequestBody, type BodySettings } from "./wire.js";
 import { errorText, sseData, StreamAssembler, StreamServerError } from "./openai-stream.js";
 
 export interface OpenAIProviderOptions {
@@ -78,10 +78,12 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         }),
     ));
 
+  /** `model at baseURL` for error messages, once the client exists. */
+  let whereText: string | undefined;
   async function complete(request: ModelRequest): Promise<ModelResponse> {
-    const body = buildRequestBody(settings, request.messages, request.tools);
+    const body: RequestBody = { json: serializeRequestBody(settings, request.messages, request.tools), stream };
     const sdk = await getClient();
-    const where = `${opts.model} at ${safeURL(sdk.baseURL)}`;
+    const where = (whereText ??= `${opts.model} at ${safeURL(sdk.baseURL)}`);
     for (let attempt = 0; ; attempt++) {
       if (request.signal.aborted) throw abortedError(where);
       const emitted = { chars: 0 };
@@ -112,10 +114,23 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   };
 }
 
+/** A request body serialised once for all attempts, and whether it asks for a stream. */
+interface RequestBody {
+  json: string;
+  stream: boolean;
+}
+
+/**
+ * The SDK sends `options.body` as given when the options carry a content-type; its first argument
+ * then only tells it whether the request streams. So the body is serialised by yiem (see
+ * `serializeRequestBody`: each message once per run, not once per request).
+ */
+const JSON_HEADERS = { "content-type": "application/json" };
+
 /** One HTTP request: its own abort controller (caller's signal + inactivity watchdog). */
 async function runAttempt(
   sdk: OpenAI,
-  body: WireRequestBody,
+  body: RequestBody,
   request: ModelRequest,
   timeoutMs: number,
   emitted: { chars: number },
@@ -125,9 +140,10 @@ async function runAttempt(
   request.signal.addEventListener("abort", onAbort, { once: true });
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
+  // One timer per attempt, restarted on activity (refresh() instead of a new timer per chunk).
   const touch = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
+    if (timer) timer.refresh();
+    else timer = setTimeout(() => {
       timedOut = true;
       controller.abort(new Error("timeout"));
     }, timeoutMs);
@@ -136,14 +152,15 @@ async function runAttempt(
   const completions = sdk.chat.completions as unknown as {
     create(body: unknown, options: unknown): Promise<unknown> & { asResponse(): Promise<Response> };
   };
-  const options = { signal: controller.signal, maxRetries: 0 };
+  const options = { signal: controller.signal, maxRetries: 0, body: body.json, headers: JSON_HEADERS };
+  const params = { stream: body.stream };
   try {
     if (!body.stream) {
-      const result = parseCompletion((await completions.create(body, options)) as Record<string, unknown>);
+      const result = parseCompletion((await completions.create(params, options)) as Record<string, unknown>);
       if (result.message.content !== "") request.onTextDelta?.(result.message.content);
       return result;
     }
-    const response = await completions.create(body, options).asResponse();
+    const response = await completions.create(params, options).asResponse();
     touch();
     if (!response.body) throw new AttemptError("the server sent no response body", null, true);
     if (/application\/json/i.test(response.headers.get("content-type") ?? "")) {

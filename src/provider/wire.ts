@@ -7,6 +7,10 @@
  *   follow in one user message (`image_url` data URLs) after the run of tool messages they belong to.
  * - An assistant message with tool calls and no text sends `content: null`.
  * - `max_tokens` (not `max_completion_tokens`) is sent, as OpenAI-compatible servers widely accept it.
+ * - `serializeRequestBody` (what is sent) is exactly `JSON.stringify(buildRequestBody(…))`, but
+ *   serialises each message once: its JSON is cached by message identity together with a snapshot
+ *   of every field the conversion reads, so a conversation that grows turn by turn costs only its
+ *   new messages, and a message changed in place is serialised again.
  */
 import type { ContentPart, ImageContent, Usage } from "../tools/types.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolResultMessage, ToolSpec } from "./types.js";
@@ -80,29 +84,171 @@ export function toWireMessages(messages: ChatMessage[]): WireMessage[] {
   };
   for (const message of messages) {
     if (message.role !== "tool") flushImages();
-    switch (message.role) {
-      case "system":
-        out.push({ role: "system", content: message.content });
-        break;
-      case "user":
-        out.push({ role: "user", content: message.content });
-        break;
-      case "assistant":
-        out.push(toWireAssistant(message));
-        break;
-      case "tool": {
-        const { text, images } = splitToolContent(message);
-        out.push({ role: "tool", tool_call_id: message.toolCallId, content: text });
-        if (images.length > 0) {
-          pendingImages.push({ type: "text", text: `Images returned by tool ${message.toolName} (call ${message.toolCallId}):` });
-          for (const image of images) pendingImages.push({ type: "image_url", image_url: { url: imageDataUrl(image) } });
-        }
-        break;
-      }
-    }
+    const converted = convertUncached(message);
+    if (!converted) continue;
+    out.push(converted.wire);
+    if (converted.images.length > 0) pendingImages.push(...converted.images);
   }
   flushImages();
   return out;
+}
+
+/**
+ * The request body as the JSON text sent on the wire: `JSON.stringify(buildRequestBody(…))`.
+ * Each message's JSON is made once (see module rules), and the joined JSON of a conversation is
+ * kept with the conversation array, so the next request of the same run re-checks the earlier
+ * messages (reference and field comparisons only) and appends just the new ones.
+ */
+export function serializeRequestBody(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[]): string {
+  let prefix = joinedPrefixes.get(messages);
+  if (!prefix || !prefixStillValid(prefix, messages)) {
+    prefix = { messages: [], entries: [], joined: "" };
+    joinedPrefixes.set(messages, prefix);
+  }
+  let joined = prefix.joined;
+  let pendingImages: WireContentPart[] = [];
+  const append = (json: string) => {
+    joined = joined === "" ? json : `${joined},${json}`;
+  };
+  for (let i = prefix.messages.length; i < messages.length; i++) {
+    const message = messages[i];
+    if (message.role !== "tool" && pendingImages.length > 0) {
+      append(JSON.stringify({ role: "user", content: pendingImages }));
+      pendingImages = [];
+    }
+    const converted = convertMessage(message);
+    if (!converted) {
+      // An unknown role is left out of the body; the kept prefix ends before it.
+      prefix = undefined;
+      continue;
+    }
+    append(converted.json);
+    if (converted.images.length > 0) pendingImages.push(...converted.images);
+    // The prefix is extended only where no images wait for the next user message.
+    if (prefix && pendingImages.length === 0) {
+      prefix.messages.push(message);
+      prefix.entries.push(converted);
+      prefix.joined = joined;
+    } else prefix = undefined;
+  }
+  if (pendingImages.length > 0) append(JSON.stringify({ role: "user", content: pendingImages }));
+  // Every key but `messages`, in buildRequestBody's order; `model` is the only key before it, and a
+  // JSON string cannot contain an unescaped quote, so the first `"messages":[]` is the key itself.
+  const head = JSON.stringify(buildRequestBody(settings, [], tools));
+  const at = head.indexOf(EMPTY_MESSAGES) + EMPTY_MESSAGES.length - 1;
+  return `${head.slice(0, at)}${joined}${head.slice(at)}`;
+}
+
+/** The JSON of a conversation's first `messages.length` messages, joined by commas. */
+interface JoinedPrefix {
+  messages: ChatMessage[];
+  entries: ConvertedMessage[];
+  joined: string;
+}
+
+const joinedPrefixes = new WeakMap<ChatMessage[], JoinedPrefix>();
+
+function prefixStillValid(prefix: JoinedPrefix, messages: ChatMessage[]): boolean {
+  if (prefix.messages.length > messages.length) return false;
+  for (let i = 0; i < prefix.messages.length; i++) {
+    if (messages[i] !== prefix.messages[i] || !fieldsMatch(messages[i], prefix.entries[i].fields)) return false;
+  }
+  return true;
+}
+
+const EMPTY_MESSAGES = '"messages":[]';
+
+/** One message as wire JSON, plus the image parts it adds to the next user message. */
+interface ConvertedMessage {
+  json: string;
+  images: WireContentPart[];
+  /** Every field of the source message the conversion read, in visiting order. */
+  fields: unknown[];
+}
+
+const converted = new WeakMap<ChatMessage, ConvertedMessage>();
+
+/** The cached conversion of `message`, made again when a field changed; null for an unknown role. */
+function convertMessage(message: ChatMessage): ConvertedMessage | null {
+  const cached = converted.get(message);
+  if (cached && fieldsMatch(message, cached.fields)) return cached;
+  const uncached = convertUncached(message);
+  if (!uncached) return null;
+  const fresh = { json: JSON.stringify(uncached.wire), images: uncached.images, fields: fieldsOf(message) };
+  converted.set(message, fresh);
+  return fresh;
+}
+
+/**
+ * Every field the wire form depends on, in a fixed order: role, then system/user `content`;
+ * assistant `content` and `id, name, arguments` of each call; tool `toolCallId`, `toolName` and
+ * `type` plus `text` or `mimeType, data` of each part. `fieldsMatch` reads the same order.
+ */
+function fieldsOf(message: ChatMessage): unknown[] {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return [message.role, message.content];
+    case "assistant":
+      return [message.role, message.content, ...message.toolCalls.flatMap((c) => [c.id, c.name, c.arguments])];
+    case "tool":
+      return [message.role, message.toolCallId, message.toolName,
+        ...message.content.flatMap((p) => (p.type === "text" ? [p.type, p.text] : [p.type, p.mimeType, p.data]))];
+  }
+}
+
+/** Whether `message` still has the `fields` it was converted from (no closures: this runs per message per request). */
+function fieldsMatch(message: ChatMessage, fields: unknown[]): boolean {
+  if (message.role !== fields[0]) return false;
+  switch (message.role) {
+    case "system":
+    case "user":
+      return fields.length === 2 && message.content === fields[1];
+    case "assistant": {
+      const calls = message.toolCalls;
+      if (message.content !== fields[1] || fields.length !== 2 + 3 * calls.length) return false;
+      for (let i = 0, j = 2; i < calls.length; i++, j += 3) {
+        const call = calls[i];
+        if (call.id !== fields[j] || call.name !== fields[j + 1] || call.arguments !== fields[j + 2]) return false;
+      }
+      return true;
+    }
+    case "tool": {
+      if (message.toolCallId !== fields[1] || message.toolName !== fields[2]) return false;
+      let j = 3;
+      for (const part of message.content) {
+        if (part.type !== fields[j++]) return false;
+        if (part.type === "text") {
+          if (part.text !== fields[j++]) return false;
+        } else if (part.mimeType !== fields[j++] || part.data !== fields[j++]) return false;
+      }
+      return j === fields.length;
+    }
+    default:
+      return false;
+  }
+}
+
+/** One message in wire form, plus the image parts it adds to the next user message; null for an unknown role. */
+function convertUncached(message: ChatMessage): { wire: WireMessage; images: WireContentPart[] } | null {
+  switch (message.role) {
+    case "system":
+      return { wire: { role: "system", content: message.content }, images: [] };
+    case "user":
+      return { wire: { role: "user", content: message.content }, images: [] };
+    case "assistant":
+      return { wire: toWireAssistant(message), images: [] };
+    case "tool": {
+      const { text, images } = splitToolContent(message);
+      const wire: WireMessage = { role: "tool", tool_call_id: message.toolCallId, content: text };
+      if (images.length === 0) return { wire, images: [] };
+      const parts: WireContentPart[] = [{ type: "text", text: `Images returned by tool ${message.toolName} (call ${message.toolCallId}):` }];
+      for (const image of images) parts.push({ type: "image_url", image_url: { url: imageDataUrl(image) } });
+      return { wire, images: parts };
+    }
+    default:
+      return null;
+  }
 }
 
 function toWireAssistant(message: AssistantMessage): WireMessage {
