@@ -1,6 +1,7 @@
 /**
  * SIGINT/SIGTERM during a run: the first one aborts the run (tools get their abort signal, the run
- * still ends with `agentEnd` aborted and exit 130/143); a second one exits at once.
+ * still ends with `agentEnd` aborted and exit 130/143); a second one exits at once. The handlers
+ * stay installed until the process exits (commands end with process.exit).
  */
 import { EXIT } from "./exit-codes.js";
 
@@ -8,7 +9,6 @@ export interface SignalHandling {
   controller: AbortController;
   /** The first signal received, if any. */
   readonly received: NodeJS.Signals | null;
-  dispose(): void;
 }
 
 /** Called with the signal on a second interrupt, just before exiting (e.g. to kill child groups). */
@@ -41,10 +41,6 @@ export function installSignalHandlers(): SignalHandling {
     controller,
     get received() {
       return received;
-    },
-    dispose() {
-      process.off("SIGINT", handle);
-      process.off("SIGTERM", handle);
     },
   };
 }

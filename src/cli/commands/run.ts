@@ -35,9 +35,9 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     reportFatal(sink, mode, runId, error, Boolean(argv.debug));
     await sink.close();
     return isUserError ? EXIT.usage : EXIT.failure;
-  } finally {
-    signals.dispose();
   }
+  // The signal handlers stay installed until the process exits: a signal that arrives while the
+  // result is being flushed must still end the process with 130/143, never by the default action.
 }
 
 async function run(

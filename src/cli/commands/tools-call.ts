@@ -39,15 +39,11 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     if (!prepared.ok) return await reject(prepared.reason, prepared.args);
 
     const signals = installSignalHandlers();
-    let finished;
-    try {
-      finished = await executeToolCall(
-        { toolCall, tool, args: prepared.args },
-        { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs },
-      );
-    } finally {
-      signals.dispose();
-    }
+    // Handlers stay installed until exit, so a signal during the flush still exits 130/143.
+    const finished = await executeToolCall(
+      { toolCall, tool, args: prepared.args },
+      { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs },
+    );
     await sink.close();
     const { result, isError } = finished;
     if (argv.output === "json") {
