@@ -15,6 +15,9 @@ import type { AgentHooks } from "./types.js";
 /** Text beyond this many characters per result is cut with a marker (protects the model and memory). */
 export const MAX_RESULT_CHARS = 100_000;
 
+/** The abort reason a call's signal gets once the call has its result (one shared object: no stack capture per call). */
+const CALL_FINISHED = new Error("tool call finished");
+
 export interface FinishedCall {
   toolCall: ToolCall;
   result: ToolResult;
@@ -126,7 +129,7 @@ async function runWithLimits(
   } finally {
     settled = true;
     if (timer) clearTimeout(timer);
-    if (!controller.signal.aborted) controller.abort(new Error("tool call finished"));
+    if (!controller.signal.aborted) controller.abort(CALL_FINISHED);
   }
 }
 
