@@ -1,7 +1,7 @@
 /** Command tools with real child processes: bash and Node tools, streaming, limits, kills, secrets. */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { loadCommandTool } from "../src/tools/command-tool.js";
 import { loadTools } from "../src/tools/loader.js";
 import { liveProcessGroups } from "../src/tools/process.js";
+import { groupMembers, isAlive, reap } from "./helpers/processes.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { runAgent } from "../src/loop/run-agent.js";
 import { createScriptedProvider } from "../src/provider/scripted.js";
@@ -55,32 +56,6 @@ async function call(tool: Tool, args: Record<string, unknown>, signal = new Abor
 
 const text = (result: ToolResult | null) => result?.content.map((p) => (p.type === "text" ? p.text : "")).join("") ?? "";
 
-/** Live (non-zombie) processes whose process group is `pgid`, from /proc. */
-function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(pgrp) === pgid && state !== "Z" && state !== "X") members.push(Number(entry));
-    } catch {
-      // exited while scanning
-    }
-  }
-  return members;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
 const pidFrom = (partials: string[], label: string) => Number(partials.find((l) => l.startsWith(`${label} `))?.split(" ")[1]);
 
 async function expectNoSurvivors(partials: string[]) {
@@ -98,7 +73,7 @@ async function expectNoSurvivors(partials: string[]) {
     expect(liveProcessGroups()).not.toContain(main);
   } finally {
     // Never leave a failed test's processes behind.
-    for (const pid of groupMembers(main)) process.kill(pid, "SIGKILL");
+    reap(main);
   }
 }
 
