@@ -96,10 +96,10 @@ describe("limits in the loop", () => {
       ...echoTool("stuck"),
       execute: (_id, _args, signal) => {
         seen.push(signal);
-        return new Promise(() => {});
+        return new Promise<never>(() => {});
       },
     });
-    const quick = defineTool({ ...echoTool("quick"), timeoutMs: 30, execute: (_id, _a, signal) => (seen.push(signal), new Promise(() => {})) });
+    const quick = defineTool({ ...echoTool("quick"), timeoutMs: 30, execute: (_id, _a, signal) => (seen.push(signal), new Promise<never>(() => {})) });
     const { result, ofType } = await runScripted(
       [{ toolCalls: [call("a", "stuck"), call("b", "quick"), call("c", "echo", { text: "after" })] }, { content: "done" }],
       [stuck, quick, echoTool()],
@@ -117,7 +117,7 @@ describe("limits in the loop", () => {
 
   it("toolTimeoutMs 0 means no timeout, and a tool's own timeoutMs still applies", async () => {
     const slow = defineTool({ ...echoTool("slow"), execute: async () => (await new Promise((r) => setTimeout(r, 80)), toolResult("slow done")) });
-    const capped = defineTool({ ...echoTool("capped"), timeoutMs: 20, execute: () => new Promise(() => {}) });
+    const capped = defineTool({ ...echoTool("capped"), timeoutMs: 20, execute: () => new Promise<never>(() => {}) });
     const { result } = await runScripted([{ toolCalls: [call("s", "slow"), call("c", "capped")] }, { content: "ok" }], [slow, capped], {
       limits: { toolTimeoutMs: 0 },
     });
@@ -173,7 +173,7 @@ describe("limits in the loop", () => {
   });
 
   it("runTimeoutMs while a tool ignores its abort signal: stopReason timeout, the call gets an error result", async () => {
-    const deaf = defineTool({ ...echoTool("deaf"), execute: () => new Promise(() => {}) });
+    const deaf = defineTool({ ...echoTool("deaf"), execute: () => new Promise<never>(() => {}) });
     const { result, ofType } = await runScripted([{ toolCalls: [call("d", "deaf")] }, { content: "never" }], [deaf], {
       limits: { runTimeoutMs: 50, toolTimeoutMs: 0 },
     });

@@ -38,7 +38,7 @@ describe("tool faults in the loop", () => {
   });
 
   it("a tool that never resolves: the per-call timeout gives it an error result, the run goes on", async () => {
-    const never = defineTool({ ...echoTool("never"), execute: () => new Promise(() => {}) });
+    const never = defineTool({ ...echoTool("never"), execute: () => new Promise<never>(() => {}) });
     const { result, ofType } = await runScripted([{ toolCalls: [call("n", "never")] }, { content: "moved on" }], [never], {
       limits: { toolTimeoutMs: 40 },
     });

@@ -70,7 +70,7 @@ describe("yiem run", () => {
     const types = r.events.map((e) => e.type);
     expect(types).toContain("toolExecutionStart");
     expect(types).toContain("toolExecutionUpdate");
-    const end = r.events.find((e) => e.type === "toolExecutionEnd") as { result: { content: Array<{ text: string }> } };
+    const end = r.events.find((e) => e.type === "toolExecutionEnd") as unknown as { result: { content: Array<{ text: string }> } };
     expect(end.result.content[0].text).toBe("HELLO THERE");
     expect(r.events[0]).toMatchObject({ type: "agentStart", schemaVersion: 1, model: "test-model", tools: ["listTools", "shout"] });
     expect(r.events.at(-1)).toMatchObject({ stopReason: "completed", turns: 2, toolCalls: 1, usage: { promptTokens: 30, completionTokens: 10, totalTokens: 40 } });

@@ -147,7 +147,7 @@ describe("configs/scaffold.yaml", () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     assertEventStream(r.events);
     expect(r.stdout).toBe("countWords says: 6 words\n");
-    const ends = r.events.filter((e) => e.type === "toolExecutionEnd") as Array<{ toolName: string; isError: boolean }>;
+    const ends = r.events.filter((e) => e.type === "toolExecutionEnd") as unknown as Array<{ toolName: string; isError: boolean }>;
     expect(ends.map((e) => [e.toolName, e.isError])).toEqual([
       ["listTools", false],
       ["writeTool", false],

@@ -155,9 +155,9 @@ describe("ending a run", () => {
     const controller = new AbortController();
     const hang = defineTool({
       ...echoTool("hang"),
-      execute: (_id, _args, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")))),
+      execute: (_id, _args, signal) => new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")))),
     });
-    const deaf = defineTool({ ...echoTool("deaf"), execute: () => new Promise(() => {}) });
+    const deaf = defineTool({ ...echoTool("deaf"), execute: () => new Promise<never>(() => {}) });
     setTimeout(() => controller.abort(), 30);
     for (const mode of ["parallel", "sequential"] as const) {
       const c = new AbortController();
@@ -184,8 +184,8 @@ describe("ending a run", () => {
   });
 
   it("a tool that outlives toolTimeoutMs gets an error result, and the run goes on", async () => {
-    const slow = defineTool({ ...echoTool("slow"), execute: () => new Promise(() => {}) });
-    const quick = defineTool({ ...echoTool("quick"), timeoutMs: 20, execute: () => new Promise(() => {}) });
+    const slow = defineTool({ ...echoTool("slow"), execute: () => new Promise<never>(() => {}) });
+    const quick = defineTool({ ...echoTool("quick"), timeoutMs: 20, execute: () => new Promise<never>(() => {}) });
     const { result, provider } = await runScripted(
       [{ toolCalls: [{ id: "s", name: "slow", arguments: "{}" }, { id: "q", name: "quick", arguments: "{}" }] }, { content: "ok" }],
       [slow, quick],

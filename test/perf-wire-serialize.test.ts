@@ -138,7 +138,7 @@ describe("serializeRequestBody", () => {
         for (const s of steps) {
           if (s.kind === "push") messages.push(s.m);
           else if (messages.length > 0 && s.kind === "remove") messages.splice(s.at % messages.length, 1);
-          else if (messages.length > 0) {
+          else if (messages.length > 0 && s.kind === "edit") {
             const target = messages[s.at % messages.length];
             if (target.role === "tool") {
               if (target.content[0]?.type === "text") target.content[0].text = s.value;
