@@ -17,7 +17,7 @@ import { join, relative, resolve, isAbsolute, sep } from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
 import type { ToolRegistry } from "./registry.js";
 import type { JsonSchema } from "./types.js";
-import { compileSchema } from "./validate.js";
+import { checkSchema } from "./validate.js";
 
 /** Names the generator accepts: a letter, then letters, digits or `_`; 64 characters at most. */
 export const GENERATED_TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -196,7 +196,7 @@ export async function checkInputSchema(schema: unknown): Promise<void> {
     throw new ToolDraftError(`"inputSchema" is not JSON: ${(error as Error).message}`);
   }
   try {
-    await compileSchema(copy);
+    await checkSchema(copy);
   } catch (error) {
     throw new ToolDraftError(`"inputSchema" is not a valid JSON Schema: ${(error as Error).message}`);
   }

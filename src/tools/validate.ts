@@ -1,6 +1,9 @@
 /**
  * JSON Schema validation of tool arguments with ajv: all errors, formats, defaults applied,
  * scalar coercion. A tool's validator is compiled on its first call and cached per schema object.
+ * Run-time compiles skip checking the schema against the JSON Schema meta-schema (that costs
+ * ~30 ms per process); `checkSchema` does that check, and `yiem tools check` and the tool
+ * generator use it.
  */
 import type { JsonSchema } from "./types.js";
 
@@ -9,30 +12,40 @@ type AjvValidate = ((data: unknown) => boolean) & {
 };
 type AjvLike = { compile(schema: object): AjvValidate };
 
-let ajvPromise: Promise<AjvLike> | undefined;
+const ajvInstances = new Map<boolean, Promise<AjvLike>>();
 const validators = new WeakMap<object, AjvValidate>();
 
-async function getAjv(): Promise<AjvLike> {
-  ajvPromise ??= (async () => {
-    const [{ default: Ajv }, { default: addFormats }] = await Promise.all([import("ajv"), import("ajv-formats")]);
-    const ajv = new (Ajv as unknown as new (opts: object) => AjvLike)({
-      allErrors: true,
-      useDefaults: true,
-      coerceTypes: true,
-      strict: false,
-      validateSchema: true,
-    });
-    (addFormats as unknown as (a: AjvLike) => void)(ajv);
-    return ajv;
-  })();
-  return ajvPromise;
+/** The argument validator's ajv; `metaCheck` also checks each schema against the meta-schema. */
+async function getAjv(metaCheck: boolean): Promise<AjvLike> {
+  let instance = ajvInstances.get(metaCheck);
+  if (!instance) {
+    instance = (async () => {
+      const [{ default: Ajv }, { default: addFormats }] = await Promise.all([import("ajv"), import("ajv-formats")]);
+      const ajv = new (Ajv as unknown as new (opts: object) => AjvLike)({
+        allErrors: true,
+        useDefaults: true,
+        coerceTypes: true,
+        strict: false,
+        validateSchema: metaCheck,
+      });
+      (addFormats as unknown as (a: AjvLike) => void)(ajv);
+      return ajv;
+    })();
+    ajvInstances.set(metaCheck, instance);
+  }
+  return instance;
 }
 
-/** Compiles (once) the validator for `schema`; throws with ajv's message when the schema is invalid. */
+/** Throws with ajv's message when `schema` is not a valid JSON Schema (meta-schema included). */
+export async function checkSchema(schema: JsonSchema): Promise<void> {
+  (await getAjv(true)).compile(schema);
+}
+
+/** Compiles (once) the validator for `schema`; throws with ajv's message when ajv cannot compile it. */
 export async function compileSchema(schema: JsonSchema): Promise<AjvValidate> {
   const cached = validators.get(schema);
   if (cached) return cached;
-  const validate = (await getAjv()).compile(schema);
+  const validate = (await getAjv(false)).compile(schema);
   validators.set(schema, validate);
   return validate;
 }
