@@ -11,9 +11,8 @@
  * - live groups are tracked: `killAllChildren()` ends them at once (and runs on process exit).
  */
 import { StringDecoder } from "node:string_decoder";
+import { SECRET_NAME } from "../config/redact.js";
 
-/** Names matching this (case-insensitive) are withheld from children unless passed explicitly. */
-export const SECRET_NAME_PATTERN = /KEY|TOKEN|SECRET|PASSWORD/i;
 const extraSecretNames = new Set<string>(["OPENAI_API_KEY"]);
 
 /** Also withhold these exact names (e.g. the spec's `model.apiKeyEnv`). */
@@ -21,8 +20,9 @@ export function addSecretEnvNames(...names: string[]): void {
   for (const name of names) if (name) extraSecretNames.add(name);
 }
 
+/** Secret-looking names (the same rule that redacts output) are withheld from children unless passed explicitly. */
 export function isSecretEnvName(name: string): boolean {
-  return SECRET_NAME_PATTERN.test(name) || extraSecretNames.has(name);
+  return SECRET_NAME.test(name) || extraSecretNames.has(name);
 }
 
 /** The parent's environment without secret-looking names, plus `extra` (which may name secrets). */
