@@ -45,6 +45,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     : undefined;
   const signal = controller.signal;
   const interruptedReason = (): StopReason => (timedOut ? "timeout" : "aborted");
+  const budgetSpent = () => limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens;
+  const budgetError = () => `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
 
   const offeredTools = () => options.registry.list().filter((t) => isToolAllowed(t.name));
   emit({
@@ -69,10 +71,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         stopReason = interruptedReason();
         break;
       }
-      if (limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) {
+      if (budgetSpent()) {
         // Spent by tools since the last response: do not ask the model again.
         stopReason = "budget";
-        error = `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
+        error = budgetError();
         break;
       }
       if (turns >= limits.maxTurns) {
@@ -124,10 +126,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       let stopAfterBatch: StopReason | null = null;
 
       // A final answer is delivered even when it spent the budget; only further work is refused.
-      if (calls.length > 0 && limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) {
+      if (calls.length > 0 && budgetSpent()) {
         finished = rejectAll(calls, "Not executed: the run's token budget is spent.", batch);
         stopAfterBatch = "budget";
-        error = `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
+        error = budgetError();
       } else if (calls.length > 0 && response.finishReason === "length") {
         finished = rejectAll(calls, "Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter.", batch);
       } else if (limits.loopDetection > 0 && longestRepeat.count >= limits.loopDetection) {
