@@ -16,7 +16,8 @@ import { lstat, mkdir, readdir, readFile, realpath, unlink } from "node:fs/promi
 import { join, relative, resolve, isAbsolute, sep } from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
 import type { ToolRegistry } from "./registry.js";
-import type { JsonSchema } from "./types.js";
+import { errorMessage, loadToolFile } from "./loader.js";
+import type { JsonSchema, Tool } from "./types.js";
 import { checkSchema } from "./validate.js";
 
 /** Names the generator accepts: a letter, then letters, digits or `_`; 64 characters at most. */
@@ -95,6 +96,27 @@ export async function undoWrite(written: Pick<WrittenTool, "path" | "previous">)
     else await writeFileAtomic(written.path, written.previous);
   } catch {
     // best effort: the caller reports why it undid the write
+  }
+}
+
+/**
+ * Writes the tool, loads it back and hands it to `accept` (e.g. to register it). When loading or
+ * `accept` fails, the write is undone and the error says so: nothing half-done is left behind.
+ */
+export async function writeAndLoadTool(
+  draft: unknown,
+  options: WriteGeneratedToolOptions,
+  accept: (tool: Tool, written: WrittenTool) => void = () => {},
+): Promise<{ written: WrittenTool; tool: Tool }> {
+  const written = await writeGeneratedTool(draft, options);
+  try {
+    const tool = await loadToolFile(written.path);
+    if (tool.name !== written.name) throw new Error(`it defines "${tool.name}" instead of "${written.name}"`);
+    accept(tool, written);
+    return { written, tool };
+  } catch (error) {
+    await undoWrite(written);
+    throw new Error(`the tool was written but failed to load, so the write was undone: ${errorMessage(error)}`);
   }
 }
 

@@ -55,17 +55,8 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
     return EXIT.ok;
   }
 
-  const [{ writeGeneratedTool, undoWrite }, { loadToolFile, errorMessage }] = await Promise.all([
-    import("../../tools/generator.js"),
-    import("../../tools/loader.js"),
-  ]);
-  const written = await writeGeneratedTool({ name, label, description, inputSchema: schema, executeCode: code ?? EXAMPLE_EXECUTE_CODE, parallel }, common);
-  try {
-    await loadToolFile(written.path);
-  } catch (error) {
-    await undoWrite(written);
-    throw new Error(`the tool was written but failed to load, so the write was undone: ${errorMessage(error)}`);
-  }
+  const { writeAndLoadTool } = await import("../../tools/generator.js");
+  const { written } = await writeAndLoadTool({ name, label, description, inputSchema: schema, executeCode: code ?? EXAMPLE_EXECUTE_CODE, parallel }, common);
   await printText(shownPath(written.path));
   sink.log(`wrote the tool "${name}"${code === undefined ? `; try: yiem tools call ${name} --args '{"text":"hi"}'` : ""}`);
   await sink.close();

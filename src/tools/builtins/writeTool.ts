@@ -9,8 +9,7 @@
  * - never parallel: calls to it run alone.
  */
 import { toolResult } from "../define.js";
-import { GENERATED_TOOL_NAME_PATTERN, undoWrite, writeGeneratedTool } from "../generator.js";
-import { errorMessage, loadToolFile } from "../loader.js";
+import { GENERATED_TOOL_NAME_PATTERN, writeAndLoadTool } from "../generator.js";
 import type { ToolRegistry } from "../registry.js";
 import type { JsonSchema, Tool } from "../types.js";
 
@@ -75,19 +74,11 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
     async execute(_toolCallId, args) {
       if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir or toolDirs in the agent spec");
       const { overwrite, ...draft } = args;
-      const written = await writeGeneratedTool(draft, {
-        dir: ctx.writeToolDir,
-        registry: ctx.registry,
-        overwrite: overwrite === true,
-      });
-      try {
-        const tool = await loadToolFile(written.path);
-        if (tool.name !== written.name) throw new Error(`it defines "${tool.name}" instead of "${written.name}"`);
-        ctx.registry.register(tool, { kind: "file", path: written.path }, { replace: written.previous !== null || overwrite === true });
-      } catch (error) {
-        await undoWrite(written);
-        throw new Error(`the tool was written but failed to load, so the write was undone: ${errorMessage(error)}`);
-      }
+      const { written } = await writeAndLoadTool(
+        draft,
+        { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true },
+        (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path }, { replace: file.previous !== null || overwrite === true }),
+      );
       const replaced = written.previous !== null;
       return toolResult(
         `${replaced ? "Replaced" : "Wrote"} tool "${written.name}" in ${written.path}. It is available from your next turn.`,
