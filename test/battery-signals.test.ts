@@ -7,13 +7,14 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { defineTool, toolResult } from "../src/tools/define.js";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
 import { parseNdjson } from "./helpers/cli.js";
+import { expectGroupGone } from "./helpers/processes.js";
 import { echoTool, runScripted, toolMessages } from "./helpers/loop.js";
 import {
-  BATTERY_DIR, eventsOf, expectNoSecrets, expectRunEnded, groupMembers, isAlive, reap, reportedPid, signalWhen, signalWhenReady, writeSpec, yiem,
+  BATTERY_DIR, eventsOf, expectNoSecrets, expectRunEnded, reportedPid, signalWhen, signalWhenReady, writeSpec, yiem,
 } from "./fixtures/battery/harness.js";
 
 let dir: string;
@@ -33,21 +34,7 @@ const CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 const call = (id: string, name: string, args: object = {}) => ({ id, name, arguments: JSON.stringify(args) });
 
 /** The family tool's main process and grandchild are gone, and so is their whole group. */
-async function expectFamilyGone(stderr: string): Promise<void> {
-  const main = reportedPid(stderr, "main");
-  const grandchild = reportedPid(stderr, "grandchild");
-  expect(main).toBeGreaterThan(0);
-  expect(grandchild).toBeGreaterThan(0);
-  try {
-    await vi.waitFor(() => {
-      expect(groupMembers(main)).toEqual([]);
-      expect(isAlive(main)).toBe(false);
-      expect(isAlive(grandchild)).toBe(false);
-    }, { timeout: 3000, interval: 25 });
-  } finally {
-    reap(main);
-  }
-}
+const expectFamilyGone = (stderr: string) => expectGroupGone(reportedPid(stderr, "main"), reportedPid(stderr, "grandchild"));
 
 describe("signals during a CLI run", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadCommandTool } from "../src/tools/command-tool.js";
 import { loadTools } from "../src/tools/loader.js";
 import { liveProcessGroups } from "../src/tools/process.js";
-import { groupMembers, isAlive, reap } from "./helpers/processes.js";
+import { expectGroupGone } from "./helpers/processes.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { runAgent } from "../src/loop/run-agent.js";
 import { createScriptedProvider } from "../src/provider/scripted.js";
@@ -60,21 +60,8 @@ const pidFrom = (partials: string[], label: string) => Number(partials.find((l) 
 
 async function expectNoSurvivors(partials: string[]) {
   const main = pidFrom(partials, "main");
-  const grandchild = pidFrom(partials, "grandchild");
-  expect(main).toBeGreaterThan(0);
-  expect(grandchild).toBeGreaterThan(0);
-  try {
-    // SIGKILL has been sent when the call returns; give the kernel a moment to finish it.
-    await vi.waitFor(() => {
-      expect(groupMembers(main)).toEqual([]);
-      expect(isAlive(main)).toBe(false);
-      expect(isAlive(grandchild)).toBe(false);
-    }, { timeout: 3000, interval: 20 });
-    expect(liveProcessGroups()).not.toContain(main);
-  } finally {
-    // Never leave a failed test's processes behind.
-    reap(main);
-  }
+  await expectGroupGone(main, pidFrom(partials, "grandchild"));
+  expect(liveProcessGroups()).not.toContain(main);
 }
 
 describe("command tools: bash", () => {

@@ -1,5 +1,6 @@
 /** Process checks for tests that must leave no child behind: Linux /proc scans by process group. */
 import { readdirSync, readFileSync } from "node:fs";
+import { expect, vi } from "vitest";
 
 /** Live (non-zombie) processes of process group `pgid`, from /proc. */
 export function groupMembers(pgid: number): number[] {
@@ -41,5 +42,23 @@ export function reap(pgid: number): void {
     } catch {
       // already gone
     }
+  }
+}
+
+/**
+ * A process group's leader `main` (also its pgid) and a `grandchild` it started are both gone and
+ * the group is empty, within a few seconds; whatever is left is SIGKILLed in any case.
+ */
+export async function expectGroupGone(main: number, grandchild: number): Promise<void> {
+  expect(main).toBeGreaterThan(0);
+  expect(grandchild).toBeGreaterThan(0);
+  try {
+    await vi.waitFor(() => {
+      expect(groupMembers(main)).toEqual([]);
+      expect(isAlive(main)).toBe(false);
+      expect(isAlive(grandchild)).toBe(false);
+    }, { timeout: 3000, interval: 20 });
+  } finally {
+    reap(main);
   }
 }
