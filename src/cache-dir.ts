@@ -1,10 +1,20 @@
-/** Where yiem keeps caches that survive between runs (transpiled tools, checked specs). */
-import { dirname, join, resolve } from "node:path";
+/** Where yiem's own files are (package root) and where it keeps caches that survive between runs. */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** This package's root (the folder holding package.json), from src/ or dist/ alike. */
+let root: string | undefined;
+
+/**
+ * This package's root: the nearest folder above this module that holds a package.json. The same
+ * from src/ (tests), dist/ (tsc output) and dist/bundle/ (what the CLI runs).
+ */
 export function packageRoot(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), "..");
+  if (root !== undefined) return root;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
+  root = dir;
+  return root;
 }
 
 /** `$YIEM_CACHE_DIR`, else `node_modules/.cache/yiem` of this package. */

@@ -4,14 +4,15 @@
  * `--version` answers before yargs is even loaded.
  */
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { packageRoot } from "../cache-dir.js";
 import type { Argv } from "yargs";
+import { requireCjs } from "../require-cjs.js";
 import { reportUsageError } from "./errors.js";
 import { EXIT } from "./exit-codes.js";
 
 export function packageVersion(): string {
-  const file = fileURLToPath(new URL("../../package.json", import.meta.url));
+  const file = join(packageRoot(), "package.json");
   return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
 }
 
@@ -20,7 +21,7 @@ export function packageVersion(): string {
  * halves its load time (start-up is the cost of every `yiem` call; see docs/performance.md).
  */
 function loadYargs(): typeof import("yargs").default {
-  return createRequire(import.meta.url)("yargs/yargs") as typeof import("yargs").default;
+  return requireCjs("yargs/yargs") as typeof import("yargs").default;
 }
 
 /**
@@ -44,16 +45,16 @@ async function tuneV8ForRun(): Promise<void> {
 type Handler = (argv: Record<string, unknown>) => Promise<number>;
 
 /**
- * Wraps a lazily imported command handler; its exit code ends the process. Handlers flush stdout
- * and stderr before returning, so exiting here cannot lose output, and a tool that ignored its
- * abort signal cannot keep a finished run alive.
+ * The command modules, imported only when their command runs. yargs parses and validates, then
+ * `main` dispatches: giving yargs the handlers would make it render and cache the whole help text
+ * after starting each one (~15 ms of every call).
  */
-function lazy(load: () => Promise<{ handler: Handler }>) {
-  return async (argv: Record<string, unknown>) => {
-    const { handler } = await load();
-    process.exit(await handler(argv));
-  };
-}
+const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
+  run: () => import("./commands/run.js"),
+  config: () => import("./commands/config.js"),
+  init: () => import("./commands/init.js"),
+  tools: () => import("./commands/tools.js"),
+};
 
 /** Options every command takes. */
 export function withCommonOptions<T>(y: Argv<T>) {
@@ -93,7 +94,6 @@ export async function main(args: string[]): Promise<void> {
         .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
         .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
         .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" }),
-      lazy(() => import("./commands/run.js")),
     )
     .command(
       "config",
@@ -101,13 +101,11 @@ export async function main(args: string[]): Promise<void> {
       (y) => withCommonOptions(y)
         .option("model", { alias: "m", type: "string", describe: "Model override, as for run" })
         .option("json", { type: "boolean", default: false, describe: "Print JSON instead of YAML" }),
-      lazy(() => import("./commands/config.js")),
     )
     .command(
       "init",
       "Write a commented agent.config.yaml and a tools/ folder with an example tool",
       (y) => y.option("dir", { type: "string", default: ".", describe: "Folder to write into" }),
-      lazy(() => import("./commands/init.js")),
     )
     .command("tools", "List, create, show, call and check tools", (y) => registerToolsCommands(y))
     .demandCommand(1, "Name a command: run, tools, config or init (see --help).")
@@ -123,7 +121,17 @@ export async function main(args: string[]): Promise<void> {
       reportUsageError(message ?? error?.message ?? "invalid usage", usageErrorFormat(args));
       process.exit(EXIT.usage);
     });
-  await cli.parseAsync();
+  const argv = (await cli.parseAsync()) as Record<string, unknown>;
+  const load = COMMANDS[String((argv._ as unknown[])[0])];
+  if (!load) {
+    // yargs' strict mode rejects unknown commands before this point.
+    reportUsageError(`unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args));
+    process.exit(EXIT.usage);
+  }
+  const { handler } = await load();
+  // Handlers flush stdout and stderr before returning, so exiting here cannot lose output, and a
+  // tool that ignored its abort signal cannot keep a finished run alive.
+  process.exit(await handler(argv));
 }
 
 /** `--args -` (stdin) as `--args=-`: yargs would otherwise read the lone `-` as a positional. */
@@ -151,9 +159,8 @@ function usageErrorFormat(args: string[]): "ndjson" | "text" {
 }
 
 function registerToolsCommands<T>(y: Argv<T>) {
-  const tools = lazy(() => import("./commands/tools.js"));
   return withCommonOptions(y)
-    .command("list", "List every tool", (s) => s.option("json", { type: "boolean", default: false }), tools)
+    .command("list", "List every tool", (s) => s.option("json", { type: "boolean", default: false }))
     .command(
       "new <name>",
       "Write a new tool file",
@@ -167,9 +174,8 @@ function registerToolsCommands<T>(y: Argv<T>) {
         .option("command", { type: "boolean", default: false, describe: "Scaffold a command tool manifest and script" })
         .option("dir", { type: "string", describe: "Folder to write into (default: writeToolDir)" })
         .option("force", { type: "boolean", default: false, describe: "Overwrite an existing tool" }),
-      tools,
     )
-    .command("show <name>", "Print a tool's definition as JSON", (s) => s.positional("name", { type: "string", demandOption: true }), tools)
+    .command("show <name>", "Print a tool's definition as JSON", (s) => s.positional("name", { type: "string", demandOption: true }))
     .command(
       "call <name>",
       "Validate and run one tool without a model",
@@ -178,8 +184,7 @@ function registerToolsCommands<T>(y: Argv<T>) {
         .option("args", { type: "string", describe: "Arguments: JSON, @file, or - for stdin" })
         .option("events", { type: "string", choices: ["ndjson", "pretty", "none"] })
         .option("output", { type: "string", choices: ["text", "json"], default: "text" }),
-      tools,
     )
-    .command("check", "Load every tool and compile every schema", (s) => s, tools)
+    .command("check", "Load every tool and compile every schema", (s) => s)
     .demandCommand(1, "Name a tools command: list, new, show, call or check.");
 }

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { requireCjs } from "../require-cjs.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
 
@@ -21,7 +22,7 @@ export const SEARCH_PLACES = [
 
 /** Search from `cwd` upward; null when no spec exists. */
 export async function findSpecFile(cwd: string, useCache = false): Promise<ParsedSpecFile | null> {
-  const { cosmiconfig } = await import("cosmiconfig");
+  const { cosmiconfig } = requireCjs("cosmiconfig") as typeof import("cosmiconfig");
   const parsedFiles = new Map<string, ParsedSpecFile>();
   // The loader parses (so syntax errors carry file and line) and hands cosmiconfig a stand-in,
   // which keeps cosmiconfig's own `$import` merging out of the spec.

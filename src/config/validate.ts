@@ -4,26 +4,30 @@
  * was expected.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "../cache-dir.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
+import { requireCjs } from "../require-cjs.js";
 import { fileError, showValue, type ConfigError } from "./errors.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import { knownValid, storeValid } from "./spec-cache.js";
 
-/** The published schema, found from src/config or dist/config alike. */
-export const AGENT_SCHEMA_URL = new URL("../../schema/agent.schema.json", import.meta.url);
+/** The published schema, schema/agent.schema.json of this package. */
+export function agentSchemaPath(): string {
+  return join(packageRoot(), "schema", "agent.schema.json");
+}
 
 let compiled: Promise<ValidateFunction> | undefined;
 let schemaText: string | undefined;
 
 function readSchemaText(): string {
-  schemaText ??= readFileSync(AGENT_SCHEMA_URL, "utf8");
+  schemaText ??= readFileSync(agentSchemaPath(), "utf8");
   return schemaText;
 }
 
 function compileSchema(): Promise<ValidateFunction> {
   compiled ??= (async () => {
-    const { default: ajvModule } = await import("ajv");
-    const Ajv = ajvModule.default;
+    const Ajv = (requireCjs("ajv") as typeof import("ajv")).default;
     const ajv = new Ajv({ allErrors: false, verbose: true, allowUnionTypes: true });
     return ajv.compile(JSON.parse(readSchemaText()));
   })();
