@@ -1,4 +1,4 @@
-/** Spec hooks: command hooks (real child processes) and module hooks (TS through jiti). */
+/** Spec hooks: command hooks (real child processes) and module hooks (TS through the tool module loader). */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

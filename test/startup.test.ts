@@ -1,6 +1,6 @@
 /**
  * Start-up rule (docs/performance.md): `yiem --version` and `yiem --help` (and a command's
- * `--help`) load only what argument parsing needs — never openai, execa, ajv, ajv-formats or jiti.
+ * `--help`) load only what argument parsing needs — never openai, execa, ajv, ajv-formats or sucrase (the tool transformer).
  * The real binary runs with a preload that records every module the process loads: ES modules
  * through a resolve hook (module.register), CommonJS through Module._load. No timings here:
  * those are benchmarks (`npm run bench`).
@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, yiemBin } from "./helpers/cli.js";
 
-const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "jiti"];
+const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase"];
 
 const HOOKS = `import { appendFileSync } from "node:fs";
 let out;
@@ -102,7 +102,7 @@ describe("start-up loads only what argument parsing needs", () => {
   });
 
   it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "--help"] }, { args: ["tools", "list", "--help"] }])(
-    "$args loads yargs but not openai, execa, ajv or jiti",
+    "$args loads yargs but not openai, execa, ajv or sucrase",
     ({ args }) => {
       const run = traced(args);
       expect(run.code).toBe(0);
@@ -115,7 +115,7 @@ describe("start-up loads only what argument parsing needs", () => {
   it("the tracer sees heavy packages when they are loaded (ESM import and CommonJS require)", () => {
     const file = join(dir, "trace-self-check.txt");
     writeFileSync(file, "");
-    const script = 'await import("jiti"); (await import("node:module")).createRequire(process.cwd() + "/")("ajv");';
+    const script = 'await import("openai"); (await import("node:module")).createRequire(process.cwd() + "/")("ajv");';
     const result = spawnSync(process.execPath, ["--import", pathToFileURL(preload).href, "--input-type=module", "-e", script], {
       cwd: repoRoot,
       env: { ...process.env, TRACE_MODULES_FILE: file },
@@ -124,8 +124,8 @@ describe("start-up loads only what argument parsing needs", () => {
     });
     expect(result.status).toBe(0);
     const modules = readFileSync(file, "utf8").split("\n").filter(Boolean);
-    expect(modules.some((m) => m.startsWith("esm ") && m.includes("node_modules/jiti/"))).toBe(true);
+    expect(modules.some((m) => m.startsWith("esm ") && m.includes("node_modules/openai/"))).toBe(true);
     expect(modules.some((m) => m.startsWith("cjs ") && m.includes("node_modules/ajv/"))).toBe(true);
-    expect(heavyPackages(modules.map((m) => m.slice(4)))).toEqual(["ajv", "jiti"]);
+    expect(heavyPackages(modules.map((m) => m.slice(4)))).toEqual(["ajv", "openai"]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The `yiem` entry point. Start-up rule: this file imports only what argument parsing needs;
- * every command module (and with it openai, ajv, execa, jiti) is imported when the command runs.
+ * every command module (and with it openai, ajv, execa, sucrase) is imported when the command runs.
  * `--version` answers before yargs is even loaded.
  */
 import { readFileSync } from "node:fs";

@@ -29,7 +29,7 @@ export async function loadModuleHook<K extends HookName>(hook: K, path: string, 
 
 function pickHook(mod: Record<string, unknown>, hook: HookName): HookFn | null {
   let exported = mod.default;
-  // CommonJS through jiti may nest the default once more.
+  // A CommonJS module exporting `{ default: hook }` nests the default once more.
   if (exported && typeof exported === "object" && "default" in exported && !(hook in exported)) {
     exported = (exported as { default: unknown }).default;
   }

@@ -19,6 +19,7 @@ import type { ToolRegistry } from "./registry.js";
 import { errorMessage, loadToolFile } from "./loader.js";
 import type { JsonSchema, Tool } from "./types.js";
 import { checkSchema } from "./validate.js";
+import { findSyntaxProblem, type SyntaxProblem } from "./modules/syntax.js";
 
 /** Names the generator accepts: a letter, then letters, digits or `_`; 64 characters at most. */
 export const GENERATED_TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
@@ -253,75 +254,15 @@ export async function generateCheckedSource(draft: ToolDraft): Promise<Generated
   return generated;
 }
 
-export interface SyntaxProblem {
-  /** 1-based. */
-  line: number;
-  /** 0-based. */
-  column: number;
-  message: string;
-}
+export type { SyntaxProblem };
 
 /**
- * The first syntax error of TypeScript `source`, or null. `bodyOnly` parses it as a function body
- * (top-level `return` and `await` allowed). Uses jiti's transform (a runtime dependency); falls
- * back to `typescript` when jiti is unavailable, and skips the check when neither is.
+ * The first syntax error of TypeScript `source`, or null. `bodyOnly` parses it as the body of an
+ * async function (top-level `return` and `await` allowed). Sucrase parses, V8 compiles the result
+ * (see modules/syntax.ts); nothing runs.
  */
 export async function findSyntaxError(source: string, filename: string, options: { bodyOnly: boolean }): Promise<SyntaxProblem | null> {
-  const transform = await getJitiTransform();
-  if (transform) {
-    let output: string;
-    try {
-      output = transform({
-        source,
-        filename,
-        ts: true,
-        babel: options.bodyOnly ? { parserOpts: { allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true } } : {},
-      });
-    } catch (error) {
-      return { line: 1, column: 0, message: (error as Error).message };
-    }
-    const match = /exports\.__JITI_ERROR__ = (\{[\s\S]*\})\s*;?\s*$/.exec(output);
-    if (!match) return null;
-    try {
-      const info = JSON.parse(match[1]) as { line?: number; column?: number; message?: string };
-      return { line: info.line ?? 1, column: info.column ?? 0, message: (info.message ?? "syntax error").trim() };
-    } catch {
-      return { line: 1, column: 0, message: "syntax error" };
-    }
-  }
-  return findSyntaxErrorWithTypeScript(options.bodyOnly ? `async function __body() {\n${source}\n}` : source, options.bodyOnly ? -1 : 0);
-}
-
-type TransformFn = (opts: { source: string; filename: string; ts: boolean; babel: Record<string, unknown> }) => string;
-let jitiTransform: Promise<TransformFn | null> | undefined;
-
-function getJitiTransform(): Promise<TransformFn | null> {
-  jitiTransform ??= import("jiti").then(
-    ({ createJiti }) => {
-      const jiti = createJiti(import.meta.url, { fsCache: false, moduleCache: false });
-      return (opts) => jiti.transform(opts);
-    },
-    () => null,
-  );
-  return jitiTransform;
-}
-
-async function findSyntaxErrorWithTypeScript(source: string, lineShift: number): Promise<SyntaxProblem | null> {
-  let ts: typeof import("typescript");
-  try {
-    ts = ((await import("typescript")) as { default: typeof import("typescript") }).default;
-  } catch {
-    return null;
-  }
-  const result = ts.transpileModule(source, { reportDiagnostics: true, compilerOptions: { target: ts.ScriptTarget.ES2022 } });
-  const diagnostic = result.diagnostics?.find((d) => d.category === ts.DiagnosticCategory.Error);
-  if (!diagnostic) return null;
-  const before = source.slice(0, diagnostic.start ?? 0).split("\n");
-  return {
-    line: before.length + lineShift,
-    column: before[before.length - 1].length,
-    message: ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"),
-  };
+  return findSyntaxProblem(source, filename, options);
 }
 
 /** `line 3, column 5: message (the code does not compile)` plus the offending line, relative to the field's code. */

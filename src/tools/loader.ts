@@ -6,17 +6,15 @@
  * - a module default-exports a tool or exports `getTool()` returning one;
  * - a file that fails to load is a problem with its path and reason; every other tool still loads;
  * - a duplicate name is a problem naming both files; the first one loaded keeps the name.
- * TypeScript goes through jiti with a persistent content-hash cache; `yiem` resolves to this package.
+ * Modules go through yiem's own loader (./modules/): TypeScript and ES modules transformed once and
+ * cached on disk by content; `yiem` resolves to this package.
  */
-import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, join, resolve } from "node:path";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
 import type { Tool, ToolLoadProblem } from "./types.js";
-import { yiemCacheDir } from "../cache-dir.js";
+import { importModule } from "./modules/index.js";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const COMMAND_SUFFIXES = [".tool.yaml", ".tool.yml", ".tool.json"];
@@ -91,7 +89,7 @@ export async function loadToolFile(file: string): Promise<Tool> {
     const { loadCommandTool } = await import("./command-tool.js");
     return loadCommandTool(file);
   }
-  const mod = (await (await getJiti()).import(file)) as Record<string, unknown>;
+  const mod = await importModule(file);
   let tool: unknown;
   if (typeof mod.getTool === "function") tool = await (mod.getTool as () => unknown)();
   else if (mod.default !== undefined) tool = unwrapDefault(mod.default);
@@ -102,43 +100,16 @@ export async function loadToolFile(file: string): Promise<Tool> {
   return tool as Tool;
 }
 
-/** Imports a TS/JS module file through the tool loader's jiti (same cache, `yiem` alias). */
+/** Imports a TS/JS module file through the tool loader (same cache, `yiem` is this package). */
 export async function importModuleFile(path: string): Promise<Record<string, unknown>> {
-  return (await (await getJiti()).import(path)) as Record<string, unknown>;
+  return importModule(path);
 }
 
 function unwrapDefault(value: unknown): unknown {
-  // CommonJS-through-jiti may nest the default export once more.
+  // A CommonJS module exporting `{ default: tool }` nests the default export once more.
   const inner = value as { default?: unknown; execute?: unknown } | null;
   return inner && typeof inner === "object" && inner.execute === undefined && inner.default !== undefined ? inner.default : value;
 }
-
-type JitiLike = { import(id: string): Promise<unknown> };
-let jitiPromise: Promise<JitiLike> | undefined;
-
-async function getJiti(): Promise<JitiLike> {
-  jitiPromise ??= (async () => {
-    // jiti's CommonJS entry: importing it as an ES module makes Node scan its 190 KB bundle for
-    // export names first (cjs-module-lexer), which costs more than loading it.
-    const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
-    return createJiti(import.meta.url, {
-      fsCache: yiemCacheDir(),
-      moduleCache: false,
-      interopDefault: false,
-      alias: { yiem: libraryEntry() },
-    }) as unknown as JitiLike;
-  })();
-  return jitiPromise;
-}
-
-
-/** The library entry tool files import as `yiem`: the built one, or the source when running from src. */
-function libraryEntry(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const built = resolve(here, "..", "index.js");
-  return existsSync(built) ? built : resolve(here, "..", "index.ts");
-}
-
 
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message.split("\n")[0] || error.name;

@@ -1,0 +1,160 @@
+/**
+ * The persistent cache of transformed module code, under `<yiemCacheDir()>/modules/`. Rules:
+ * - an entry's key is the sha256 of the loader's output format version, the sucrase version, the
+ *   absolute file path and the source: any change to one of them is a miss;
+ * - entries are kept in one pack file per source folder (`<sha256 of the folder>.pack`), since
+ *   creating and opening hundreds of small files costs more than transforming them: a folder of
+ *   500 tools is one read when warm and one write when cold;
+ * - new entries are written once the current burst of loads is over (or at process exit at the
+ *   latest): merged with what is on disk then, to a temp file renamed into place, so a reader sees
+ *   a whole pack or none. Entries of files that no longer exist are dropped on a write.
+ * - the cache is only ever an optimisation: every read or write failure is ignored.
+ */
+import { hash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { yiemCacheDir } from "../../cache-dir.js";
+
+/** Bump when the transformed code, the way it is run or the pack layout changes. */
+const FORMAT_VERSION = "yiem-modules-3";
+const PACK_MAGIC = `${FORMAT_VERSION}\n`;
+
+let sucraseVersion: string | undefined;
+
+/** Sucrase's version from its package.json, without loading sucrase itself. */
+function getSucraseVersion(): string {
+  if (sucraseVersion === undefined) {
+    try {
+      const require = createRequire(import.meta.url);
+      sucraseVersion = String((JSON.parse(readFileSync(require.resolve("sucrase/package.json"), "utf8")) as { version?: unknown }).version);
+    } catch {
+      sucraseVersion = "unknown";
+    }
+  }
+  return sucraseVersion;
+}
+
+/** The cache folder of transformed modules (follows `YIEM_CACHE_DIR` at call time). */
+export function modulesCacheDir(): string {
+  return join(yiemCacheDir(), "modules");
+}
+
+/** The cache key of `source` read from the absolute path `file`. */
+export function cacheKey(file: string, source: string): string {
+  return hash("sha256", `${FORMAT_VERSION}\0${getSucraseVersion()}\0${file}\0${source}`, "hex");
+}
+
+interface Entry {
+  key: string;
+  code: string;
+}
+
+interface Pack {
+  file: string;
+  entries: Map<string, Entry>;
+  /** Paths whose entry this process looked up or added (never dropped on a write). */
+  used: Set<string>;
+  dirty: boolean;
+}
+
+/** Packs by cache folder and source folder. */
+const packs = new Map<string, Pack>();
+
+/** The pack holding the entries of files in `folder`, read from disk on first use. */
+function packFor(folder: string): Pack {
+  const cacheDir = modulesCacheDir();
+  const id = `${cacheDir}\0${folder}`;
+  let pack = packs.get(id);
+  if (!pack) {
+    const file = join(cacheDir, `${hash("sha256", `${FORMAT_VERSION}\0${folder}`, "hex")}.pack`);
+    pack = { file, entries: readPack(file), used: new Set(), dirty: false };
+    packs.set(id, pack);
+  }
+  return pack;
+}
+
+/**
+ * Pack layout: the format line, a JSON line `[[path, key, length], …]`, then every entry's code
+ * back to back (lengths in UTF-16 units). Anything unexpected reads as an empty pack.
+ */
+function readPack(file: string): Map<string, Entry> {
+  const entries = new Map<string, Entry>();
+  try {
+    const text = readFileSync(file, "utf8");
+    if (!text.startsWith(PACK_MAGIC)) return entries;
+    const headerEnd = text.indexOf("\n", PACK_MAGIC.length);
+    const header = JSON.parse(text.slice(PACK_MAGIC.length, headerEnd)) as Array<[string, string, number]>;
+    let offset = headerEnd + 1;
+    for (const [path, key, length] of header) {
+      entries.set(path, { key, code: text.slice(offset, offset + length) });
+      offset += length;
+    }
+    if (offset !== text.length) entries.clear();
+  } catch {
+    entries.clear();
+  }
+  return entries;
+}
+
+/** The cached code of the file `path` whose content has cache key `key`, or null. */
+export function readCachedCode(path: string, key: string): string | null {
+  const pack = packFor(dirname(path));
+  pack.used.add(path);
+  const entry = pack.entries.get(path);
+  return entry && entry.key === key ? entry.code : null;
+}
+
+let flushScheduled = false;
+
+/** Adds `code` for the file `path` with cache key `key`; written to disk after the current burst. */
+export function writeCachedCode(path: string, key: string, code: string): void {
+  const pack = packFor(dirname(path));
+  pack.used.add(path);
+  pack.entries.set(path, { key, code });
+  pack.dirty = true;
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flushPacks);
+    process.once("exit", flushPacks);
+  }
+}
+
+/** Writes every changed pack (merged with its current disk version). Never throws. */
+function flushPacks(): void {
+  if (!flushScheduled) return;
+  flushScheduled = false;
+  process.removeListener("exit", flushPacks);
+  for (const pack of packs.values()) {
+    if (!pack.dirty) continue;
+    pack.dirty = false;
+    for (const [path, entry] of readPack(pack.file)) {
+      if (!pack.entries.has(path)) pack.entries.set(path, entry);
+    }
+    for (const path of pack.entries.keys()) {
+      if (!pack.used.has(path) && !existsSync(path)) pack.entries.delete(path);
+    }
+    writePack(pack);
+  }
+}
+
+function writePack(pack: Pack): void {
+  const header: Array<[string, string, number]> = [];
+  const codes: string[] = [];
+  for (const [path, { key, code }] of pack.entries) {
+    header.push([path, key, code.length]);
+    codes.push(code);
+  }
+  const temp = `${pack.file}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(pack.file), { recursive: true });
+    writeFileSync(temp, `${PACK_MAGIC}${JSON.stringify(header)}\n${codes.join("")}`);
+    renameSync(temp, pack.file);
+  } catch {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // nothing was written
+    }
+  }
+}
