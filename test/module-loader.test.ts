@@ -2,10 +2,14 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { importModule } from "../src/tools/modules/index.js";
 import { loadToolFile } from "../src/tools/loader.js";
+import { TOOL_KIT_EXPORTS } from "../src/tools/modules/interop.js";
+import * as library from "../src/index.js";
+import { repoRoot } from "./helpers/cli.js";
 
 let root: string;
 let cacheDir: string;
@@ -98,6 +102,35 @@ describe("resolution", () => {
     expect(typeof a.defineTool).toBe("function");
     expect(a.yiem).toBe(b.yiem);
     expect((b.dynamic as Record<string, unknown>).defineTool).toBe(a.defineTool);
+  });
+
+  it("serves the tool kit of `yiem` at once and the rest of the library on first use", async () => {
+    const dir = await folder("yiem-lazy", {
+      "t.ts": [
+        'import { defineTool, runAgent, ToolRegistry } from "yiem";',
+        'import * as all from "yiem";',
+        "export const kinds = [typeof defineTool, typeof runAgent, typeof ToolRegistry];",
+        "export const keys = Object.keys(all);",
+        "export const same = all.defineTool === defineTool && (await import(\"yiem\")).runAgent === runAgent;",
+      ].join("\n"),
+    });
+    // From source (this process) the library is imported whole; from the build (the CLI) it is the
+    // lazy view: both must give the same answers.
+    const distLoader = pathToFileURL(join(repoRoot, "dist", "tools", "modules", "index.js")).href;
+    const script = `const { importModule } = await import(${JSON.stringify(distLoader)});
+const t = await importModule(${JSON.stringify(join(dir, "t.ts"))});
+process.stdout.write(JSON.stringify({ kinds: t.kinds, keys: t.keys, same: t.same }));`;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, YIEM_CACHE_DIR: cacheDir } });
+    expect(child.stderr).toBe("");
+    for (const t of [await importModule(join(dir, "t.ts")), JSON.parse(child.stdout) as Record<string, unknown>]) {
+      expect(t.kinds).toEqual(["function", "function", "function"]);
+      expect(t.keys).toEqual(expect.arrayContaining(["defineTool", "toolResult", "textContent", "runAgent", "loadTools", "ToolRegistry"]));
+      expect(t.same).toBe(true);
+    }
+  });
+
+  it("names only real library exports as the tool kit", () => {
+    for (const name of TOOL_KIT_EXPORTS) expect(library[name as keyof typeof library], name).toBeDefined();
   });
 });
 

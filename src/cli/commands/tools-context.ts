@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { relative, resolve, isAbsolute } from "node:path";
+import { relative, resolve, isAbsolute, sep } from "node:path";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createEmitter, type Emit } from "../../loop/events.js";
 import { reportUsageError, UsageError } from "../errors.js";
@@ -62,10 +62,17 @@ async function readAllStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** A path for people: relative to the current folder when inside it. */
+/**
+ * A path for people: relative to the current folder when inside it. Absolute paths under the
+ * folder are cut by prefix (`path.relative` costs ~20 µs a call; `tools list` of 500 tools makes
+ * 500 calls).
+ */
 export function shownPath(path: string | undefined): string {
   if (!path) return "";
-  const rel = relative(process.cwd(), path);
+  const cwd = process.cwd();
+  const prefix = cwd.endsWith(sep) ? cwd : cwd + sep;
+  if (path.startsWith(prefix) && !path.includes(`${sep}..${sep}`) && !path.includes(`${sep}.${sep}`)) return path.slice(prefix.length);
+  const rel = relative(cwd, path);
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }
 

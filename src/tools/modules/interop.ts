@@ -4,11 +4,12 @@
  *   its exports, so transformed code reads `default` and named exports the ES way;
  * - an importer (`importModule`, dynamic `import()`) gets a namespace: transformed ES modules'
  *   `exports` as they are; CommonJS `module.exports` as `default` plus its own enumerable keys.
- * - `yiem` is this package's library entry, loaded once with native `import()`.
+ * - `yiem` is this package's library entry (see `loadLibrary`).
  */
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
 import { types } from "node:util";
 
 const esModuleViews = new WeakMap<object, Record<string, unknown>>();
@@ -56,18 +57,63 @@ export function libraryEntry(): string {
   return existsSync(built) ? built : join(root, "index.ts");
 }
 
+/**
+ * What a tool needs of the library to be defined, from `tools/define.js` beside the library entry
+ * (the very module the entry re-exports): served without loading the rest of the library (the
+ * loop and the providers, ~20 modules), since `yiem tools list` needs no more.
+ */
+export const TOOL_KIT_EXPORTS = ["defineTool", "textContent", "toolResult", "checkToolShape", "TOOL_NAME_PATTERN"];
+
 let library: { namespace: Record<string, unknown>; required: unknown } | undefined;
 let libraryLoading: Promise<void> | undefined;
 
-/** Loads the library once (native `import()`); call before evaluating any module. */
+/**
+ * Readies the library for modules about to run; call before evaluating any. The built library
+ * (`index.js`) is loaded lazily: `require("yiem")` gives a view that answers the tool kit at once
+ * and loads the whole library synchronously (require of an ES module) on the first other export
+ * asked for. The source library (`index.ts`, tests without a build) is imported here, once.
+ */
 export function loadLibrary(): Promise<void> {
-  libraryLoading ??= import(pathToFileURL(libraryEntry()).href).then((namespace: Record<string, unknown>) => {
+  if (library) return Promise.resolve();
+  const entry = libraryEntry();
+  if (entry.endsWith(".js")) {
+    library = lazyLibrary(entry);
+    return Promise.resolve();
+  }
+  libraryLoading ??= import(pathToFileURL(entry).href).then((namespace: Record<string, unknown>) => {
     library = { namespace, required: esModuleView(namespace) };
   }, (error: unknown) => {
     libraryLoading = undefined;
     throw error;
   });
   return libraryLoading;
+}
+
+function lazyLibrary(entry: string): { namespace: Record<string, unknown>; required: unknown } {
+  const require = createRequire(import.meta.url);
+  let full: Record<string, unknown> | undefined;
+  let kit: Record<string, unknown> | undefined;
+  const load = () => (full ??= require(entry) as Record<string, unknown>);
+  const toolKit = () => (kit ??= require(join(dirname(entry), "tools", "define.js")) as Record<string, unknown>);
+  const isKit = (key: string | symbol): key is string => typeof key === "string" && TOOL_KIT_EXPORTS.includes(key);
+  const has = (key: string | symbol) => key === "__esModule" || isKit(key) || key in load();
+  const get = (key: string | symbol): unknown => {
+    if (key === "__esModule") return true;
+    return isKit(key) ? toolKit()[key] : (load() as Record<string | symbol, unknown>)[key];
+  };
+  const required = new Proxy(Object.create(null) as Record<string, unknown>, {
+    get: (_target, key) => get(key),
+    has: (_target, key) => has(key),
+    ownKeys: () => ["__esModule", ...Object.keys(load())],
+    getOwnPropertyDescriptor: (_target, key) =>
+      has(key) ? { value: get(key), enumerable: key !== "__esModule", configurable: true, writable: false } : undefined,
+  });
+  return {
+    required,
+    get namespace() {
+      return load();
+    },
+  };
 }
 
 /** The library as `require("yiem")` sees it (`asRequired`) or as `import("yiem")` sees it. */
