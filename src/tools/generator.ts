@@ -15,14 +15,15 @@
 import { lstat, mkdir, readdir, readFile, realpath, unlink } from "node:fs/promises";
 import { join, relative, resolve, isAbsolute, sep } from "node:path";
 import { writeFileAtomic } from "./atomic-write.js";
+import { GENERATED_TOOL_NAME_PATTERN } from "./define.js";
 import type { ToolRegistry } from "./registry.js";
 import { errorMessage, loadToolFile } from "./loader.js";
 import type { JsonSchema, Tool } from "./types.js";
 import { checkSchema } from "./validate.js";
 import { findSyntaxProblem, type SyntaxProblem } from "./modules/syntax.js";
 
-/** Names the generator accepts: a letter, then letters, digits or `_`; 64 characters at most. */
-export const GENERATED_TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+/** Names the generator accepts (defined in define.ts, so the writeTool definition needs no generator). */
+export { GENERATED_TOOL_NAME_PATTERN };
 
 /** Built-in tool names: never generated, never replaced. */
 export const BUILTIN_TOOL_NAMES: readonly string[] = ["listTools", "writeTool"];

@@ -4,7 +4,6 @@
  * problems go to stderr through the event sink. Exit codes: 0 ok, 1 failure (`check` found a
  * problem; `call` returned an error result), 2 usage (bad flags, unknown tool, invalid input).
  */
-import { checkSchema } from "../../tools/validate.js";
 import type { ToolInfo } from "../../tools/types.js";
 import { createEventSink, defaultEventsMode } from "../events/sink.js";
 import { UsageError } from "../errors.js";
@@ -72,7 +71,7 @@ async function checkCommand(argv: Record<string, unknown>): Promise<number> {
   const all = [...problems];
   for (const { tool, source } of registry.entries()) {
     try {
-      await checkSchema(tool.inputSchema);
+      await (await import("../../tools/validate.js")).checkSchema(tool.inputSchema);
     } catch (error) {
       all.push({ path: source.path ?? source.kind, reason: `tool "${tool.name}": invalid inputSchema: ${(error as Error).message}` });
     }

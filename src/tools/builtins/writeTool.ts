@@ -9,7 +9,7 @@
  * - never parallel: calls to it run alone.
  */
 import { toolResult } from "../define.js";
-import { GENERATED_TOOL_NAME_PATTERN, writeAndLoadTool } from "../generator.js";
+import { GENERATED_TOOL_NAME_PATTERN } from "../define.js";
 import type { ToolRegistry } from "../registry.js";
 import type { JsonSchema, Tool } from "../types.js";
 
@@ -74,6 +74,8 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
     async execute(_toolCallId, args) {
       if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir or toolDirs in the agent spec");
       const { overwrite, ...draft } = args;
+      // The generator (and with it the syntax checker and ajv) loads only when a tool is written.
+      const { writeAndLoadTool } = await import("../generator.js");
       const { written } = await writeAndLoadTool(
         draft,
         { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true },
