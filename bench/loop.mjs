@@ -8,16 +8,30 @@
  *   plain fetch from a child process. T(0) (one request, no tool) cancels start-up and tool
  *   loading, so what remains is what yiem adds per round trip (SSE parsing, events, validation,
  *   execution, building the next request).
+ * - The bodies are recorded first; then every round runs T(0), T(200) and the raw replay one after
+ *   the other, so a change in the machine's load hits all three alike (on a shared 2-core machine
+ *   a raw figure taken minutes apart from the yiem runs moves the difference by a millisecond).
  * - memory: the max RSS of the 200-round-trip runs (GNU time's %M), median.
  */
 import { writeFileSync } from "node:fs";
-import { alternate, median, runOnce } from "./lib/measure.mjs";
+import { median, runOnce } from "./lib/measure.mjs";
 import { startChatServer, toolResultCount } from "./lib/chat-server.mjs";
 import { writeSpec } from "./lib/fixtures.mjs";
 import { agentEndOf, NODE, yiem, yiemEnv } from "./lib/yiem.mjs";
 import { limitRow, ms } from "./lib/table.mjs";
 
 export const ROUND_TRIPS = 200;
+
+/**
+ * `runs` rounds of the given samplers (each a () => Promise<number>), one after the other in every
+ * round, after `warmup` unmeasured rounds. Returns one array of samples per sampler.
+ */
+async function alternate(samplers, { runs, warmup = 1 }) {
+  for (let i = 0; i < warmup; i++) for (const sample of samplers) await sample();
+  const samples = samplers.map(() => []);
+  for (let i = 0; i < runs; i++) for (const [j, sample] of samplers.entries()) samples[j].push(await sample());
+  return samples;
+}
 
 function roundTripScript(body) {
   const prompt = body.messages.find((m) => m.role === "user")?.content ?? "";
@@ -43,10 +57,7 @@ export async function benchLoop(ctx) {
     return r.ms;
   };
   try {
-    const pairs = await alternate(() => run(0), () => run(ROUND_TRIPS), { runs: ctx.runs, warmup: 1 });
-    const perTrip = pairs.measured.map((t, i) => (t - pairs.baseline[i]) / ROUND_TRIPS);
-
-    // The raw round trip, with the bodies of one more recorded run.
+    // The raw round trip replays the bodies of one recorded run.
     const recorder = await startChatServer(roundTripScript, { record: true });
     const recSpec = writeSpec(ctx.ws, "loop-record.yaml", { baseURL: recorder.url, toolDir: ctx.dirs.noop });
     await runOnce(yiem("run", "-c", recSpec, `round trips: ${ROUND_TRIPS}`), { cwd: ctx.ws.root, env, stderrFile: errFile });
@@ -54,11 +65,14 @@ export async function benchLoop(ctx) {
     const bodiesFile = ctx.ws.path("loop-bodies.json");
     writeFileSync(bodiesFile, JSON.stringify(recorder.bodies));
     if (recorder.bodies.length !== ROUND_TRIPS + 1) throw new Error(`recorded ${recorder.bodies.length} requests, expected ${ROUND_TRIPS + 1}`);
-    const raw = [];
-    for (let i = 0; i < ctx.runs; i++) {
+    const rawOnce = async () => {
       const r = await runOnce([NODE, new URL("./lib/raw-client.mjs", import.meta.url).pathname, server.url, bodiesFile]);
-      raw.push(JSON.parse(r.stdout).msPerRequest);
-    }
+      return JSON.parse(r.stdout).msPerRequest;
+    };
+
+    const rounds = await alternate([() => run(0), () => run(ROUND_TRIPS), rawOnce], { runs: ctx.runs, warmup: 1 });
+    const [baseline, measured, raw] = rounds;
+    const perTrip = measured.map((t, i) => (t - baseline[i]) / ROUND_TRIPS);
     const rawMs = median(raw);
     const yiemMs = median(perTrip);
     const overhead = yiemMs - rawMs;
@@ -67,7 +81,7 @@ export async function benchLoop(ctx) {
         `loop overhead per tool round trip (${ROUND_TRIPS}, streaming HTTP)`,
         `raw fetch ${ms(rawMs)}`,
         `yiem ${ms(yiemMs)}`,
-        `+${ms(overhead)}`,
+        `${overhead < 0 ? "−" : "+"}${ms(Math.abs(overhead))}`,
         "≤ 1 ms",
         overhead <= 1,
       ),

@@ -13,6 +13,7 @@ import type { FinishedCall } from "./execute.js";
 import { messageOf } from "./prepare.js";
 import { rejectCall, runToolCalls } from "./schedule.js";
 import { extractToolCalls } from "./tool-calls.js";
+import { preloadValidator } from "../tools/validate.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
 import { addUsage, zeroUsage } from "./usage.js";
 
@@ -88,13 +89,16 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
 
       let response: ModelResponse;
       try {
-        response = await options.provider.complete({
+        const pending = options.provider.complete({
           messages,
           tools,
           signal,
           onTextDelta: (delta) => emit({ type: "messageUpdate", turn, delta }),
           onRetry: (info) => emit({ type: "retry", ...info }),
         });
+        // Tools are on offer: load the argument validator while the first request is in flight.
+        if (turn === 1 && tools.length > 0) setImmediate(preloadValidator);
+        response = await pending;
       } catch (err) {
         if (signal.aborted) stopReason = interruptedReason();
         else {

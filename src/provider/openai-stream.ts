@@ -13,38 +13,60 @@ import type { AssistantMessage, FinishReason, ModelResponse, ToolCall } from "./
 import type { Usage } from "../tools/types.js";
 import { argumentsText, fallbackCallId, parseUsage, zeroUsage } from "./wire.js";
 
-/** The `data:` payloads of an SSE body, in order (comments, `event:` and `id:` lines ignored). */
+/**
+ * An incremental SSE reader: `push` decoded text as it arrives, `end` once the body ended; each
+ * event's `data:` payload (its `data:` lines joined by newlines) goes to `onData`, in order.
+ * Lines end at CRLF, LF or CR (a CR at the very end of the text waits for the next piece, which
+ * may start with its LF); comments, `event:` and `id:` lines are ignored.
+ */
+export class SseParser {
+  private buffer = "";
+  private data: string[] = [];
+
+  constructor(private readonly onData: (data: string) => void) {}
+
+  push(text: string): void {
+    const buffered = this.buffer + text;
+    const lines = buffered.split(LINE_BREAK);
+    this.buffer = lines.pop() ?? "";
+    for (let i = 0; i < lines.length; i++) this.take(lines[i]);
+  }
+
+  /** The body ended: the last line and the last event count even without their terminators. */
+  end(): void {
+    this.push("\n");
+    this.take("");
+  }
+
+  private take(line: string): void {
+    if (line === "") {
+      if (this.data.length === 0) return;
+      const event = this.data.length === 1 ? this.data[0] : this.data.join("\n");
+      this.data = [];
+      this.onData(event);
+    } else if (line.startsWith("data:")) this.data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+  }
+}
+
+const LINE_BREAK = /\r\n|\r(?!$)|\n/;
+
+/** The `data:` payloads of an SSE body, in order (see `SseParser`). */
 export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
-  const lineOf = function* (text: string) {
-    buffer += text;
-    const lines = buffer.split(/\r\n|\r(?!$)|\n/);
-    buffer = lines.pop() ?? "";
-    yield* lines;
+  let ready: string[] = [];
+  const parser = new SseParser((data) => ready.push(data));
+  const drain = function* () {
+    const events = ready;
+    ready = [];
+    yield* events;
   };
-  function take(line: string): string | undefined {
-    if (line === "") {
-      const event = data.length > 0 ? data.join("\n") : undefined;
-      data = [];
-      return event;
-    }
-    if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
-    return undefined;
-  }
   for await (const bytes of body) {
-    for (const line of lineOf(decoder.decode(bytes, { stream: true }))) {
-      const event = take(line);
-      if (event !== undefined) yield event;
-    }
+    parser.push(decoder.decode(bytes, { stream: true }));
+    yield* drain();
   }
-  for (const line of lineOf(decoder.decode() + "\n")) {
-    const event = take(line);
-    if (event !== undefined) yield event;
-  }
-  const last = take("");
-  if (last !== undefined) yield last;
+  parser.push(decoder.decode());
+  parser.end();
+  yield* drain();
 }
 
 /** An error object the server sent inside the stream (`data: {"error": …}`). */

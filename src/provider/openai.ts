@@ -16,8 +16,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
 import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
 import { ModelError } from "./types.js";
-import { buildRequestBody, parseUsage, parseWireMessage, serializeRequestBody, type BodySettings } from "./wire.js";
-import { errorText, sseData, StreamAssembler, StreamServerError } from "./openai-stream.js";
+import { buildRequestBody, parseUsage, parseWireMessage, serializeRequestBytes, type BodySettings } from "./wire.js";
+import { errorText, SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -44,6 +44,15 @@ const BACKOFF_MAX_MS = 8_000;
 const NO_KEY_PLACEHOLDER = "no-api-key";
 /** setTimeout's limit is 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_000_000_000;
+
+/**
+ * The SDK sends bytes given as `options.body` as they are; its first argument then only tells it
+ * whether the request streams. So the body is serialised by yiem (see `serializeRequestBytes`:
+ * each message once per run, not once per request). Its content-type is one of the client's
+ * default headers (the client sends nothing else), which spares the SDK merging per-request
+ * headers into a `Headers` object of their own for every request.
+ */
+const JSON_HEADERS = { "content-type": "application/json" };
 
 /** A failed attempt, before deciding whether to retry. */
 class AttemptError extends Error {
@@ -74,6 +83,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
           baseURL: opts.baseURL || undefined,
           maxRetries: 0,
           timeout: timeoutMs + 1_000,
+          defaultHeaders: JSON_HEADERS,
           ...(opts.fetch ? { fetch: opts.fetch } : {}),
         }),
     ));
@@ -81,7 +91,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   /** `model at baseURL` for error messages, once the client exists. */
   let whereText: string | undefined;
   async function complete(request: ModelRequest): Promise<ModelResponse> {
-    const body: RequestBody = { json: serializeRequestBody(settings, request.messages, request.tools), stream };
+    const body: RequestBody = { json: serializeRequestBytes(settings, request.messages, request.tools), stream };
     const sdk = await getClient();
     const where = (whereText ??= `${opts.model} at ${safeURL(sdk.baseURL)}`);
     for (let attempt = 0; ; attempt++) {
@@ -114,18 +124,11 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   };
 }
 
-/** A request body serialised once for all attempts, and whether it asks for a stream. */
+/** A request body serialised once for all attempts (UTF-8 JSON), and whether it asks for a stream. */
 interface RequestBody {
-  json: string;
+  json: Uint8Array;
   stream: boolean;
 }
-
-/**
- * The SDK sends `options.body` as given when the options carry a content-type; its first argument
- * then only tells it whether the request streams. So the body is serialised by yiem (see
- * `serializeRequestBody`: each message once per run, not once per request).
- */
-const JSON_HEADERS = { "content-type": "application/json" };
 
 /** One HTTP request: its own abort controller (caller's signal + inactivity watchdog). */
 async function runAttempt(
@@ -152,7 +155,7 @@ async function runAttempt(
   const completions = sdk.chat.completions as unknown as {
     create(body: unknown, options: unknown): Promise<unknown> & { asResponse(): Promise<Response> };
   };
-  const options = { signal: controller.signal, maxRetries: 0, body: body.json, headers: JSON_HEADERS };
+  const options = { signal: controller.signal, maxRetries: 0, body: body.json };
   const params = { stream: body.stream };
   try {
     if (!body.stream) {
@@ -174,11 +177,7 @@ async function runAttempt(
       request.onTextDelta?.(delta);
     });
     try {
-      for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
-        touch();
-        assembler.pushData(data);
-        if (assembler.sawDone) break;
-      }
+      await readStream(response.body as unknown as ReadableStream<Uint8Array>, assembler, touch);
     } catch (error) {
       if (error instanceof StreamServerError || error instanceof SyntaxError || timedOut || request.signal.aborted) throw error;
       if (!assembler.complete) {
@@ -195,6 +194,59 @@ async function runAttempt(
     clearTimeout(timer);
     request.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * Feeds a streamed body to `assembler`, calling `onActivity` per piece received, until the body
+ * ends or `data: [DONE]` arrived (events after it are ignored). Read with one reader, never
+ * through an async iterator: that one releases its reader at the end, which costs an error
+ * object with a cleaned stack per response. After [DONE] the body is given until the next turn of
+ * the event loop to end by itself (a server ends it right after [DONE]); one still open then is
+ * cancelled, as is one whose reading failed.
+ */
+async function readStream(body: ReadableStream<Uint8Array>, assembler: StreamAssembler, onActivity: () => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser((data) => {
+    if (!assembler.sawDone) assembler.pushData(data);
+  });
+  let ended = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        parser.push(decoder.decode());
+        parser.end();
+        return;
+      }
+      onActivity();
+      parser.push(decoder.decode(value, { stream: true }));
+      if (assembler.sawDone) {
+        ended = await endsAtOnce(reader);
+        return;
+      }
+    }
+  } finally {
+    if (!ended) reader.cancel().catch(() => {});
+  }
+}
+
+/** Whether the stream ends (with no more data) before the event loop's next check phase. */
+function endsAtOnce(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const immediate = setImmediate(() => resolve(false));
+    reader.read().then(
+      ({ done }) => {
+        clearImmediate(immediate);
+        resolve(done);
+      },
+      () => {
+        clearImmediate(immediate);
+        resolve(false);
+      },
+    );
+  });
 }
 
 function parseCompletion(completion: Record<string, unknown>): ModelResponse {

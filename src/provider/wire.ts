@@ -7,10 +7,11 @@
  *   follow in one user message (`image_url` data URLs) after the run of tool messages they belong to.
  * - An assistant message with tool calls and no text sends `content: null`.
  * - `max_tokens` (not `max_completion_tokens`) is sent, as OpenAI-compatible servers widely accept it.
- * - `serializeRequestBody` (what is sent) is exactly `JSON.stringify(buildRequestBody(…))`, but
- *   serialises each message once: its JSON is cached by message identity together with a snapshot
- *   of every field the conversion reads, so a conversation that grows turn by turn costs only its
- *   new messages, and a message changed in place is serialised again.
+ * - `serializeRequestBytes` (what is sent; `serializeRequestBody` as text) is exactly the UTF-8 of
+ *   `JSON.stringify(buildRequestBody(…))`, but serialises each message once: its JSON is cached by
+ *   message identity together with a snapshot of every field the conversion reads, so a
+ *   conversation that grows turn by turn costs only its new messages, and a message changed in
+ *   place is serialised again.
  */
 import type { ContentPart, ImageContent, Usage } from "../tools/types.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolResultMessage, ToolSpec } from "./types.js";
@@ -95,58 +96,97 @@ export function toWireMessages(messages: ChatMessage[]): WireMessage[] {
 
 /**
  * The request body as the JSON text sent on the wire: `JSON.stringify(buildRequestBody(…))`.
- * Each message's JSON is made once (see module rules), and the joined JSON of a conversation is
- * kept with the conversation array, so the next request of the same run re-checks the earlier
- * messages (reference and field comparisons only) and appends just the new ones.
+ * See `serializeRequestBytes`.
  */
 export function serializeRequestBody(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[]): string {
+  return serializeRequestBytes(settings, messages, tools).toString("utf8");
+}
+
+/**
+ * The request body as the UTF-8 bytes sent on the wire: `JSON.stringify(buildRequestBody(…))`.
+ * Each message's JSON is made once (see module rules), and the joined JSON of a conversation is
+ * kept as bytes with the conversation array, so the next request of the same run re-checks the
+ * earlier messages (reference and field comparisons only) and appends just the new ones. Bytes,
+ * not a string: a growing string would be copied whole (flattened, then encoded) per request.
+ */
+export function serializeRequestBytes(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[]): Buffer {
   let prefix = joinedPrefixes.get(messages);
   if (!prefix || !prefixStillValid(prefix, messages)) {
-    prefix = { messages: [], entries: [], joined: "" };
+    prefix = { messages: [], entries: [], bytes: EMPTY_BYTES, length: 0 };
     joinedPrefixes.set(messages, prefix);
   }
-  let joined = prefix.joined;
+  const kept = prefix;
+  /** The prefix grows while no image waits for the next user message; the rest is joined here. */
+  let growing = true;
+  const rest: string[] = [];
   let pendingImages: WireContentPart[] = [];
-  const append = (json: string) => {
-    joined = joined === "" ? json : `${joined},${json}`;
-  };
-  for (let i = prefix.messages.length; i < messages.length; i++) {
+  for (let i = kept.messages.length; i < messages.length; i++) {
     const message = messages[i];
     if (message.role !== "tool" && pendingImages.length > 0) {
-      append(JSON.stringify({ role: "user", content: pendingImages }));
+      rest.push(JSON.stringify({ role: "user", content: pendingImages }));
       pendingImages = [];
     }
     const converted = convertMessage(message);
     if (!converted) {
       // An unknown role is left out of the body; the kept prefix ends before it.
-      prefix = undefined;
+      growing = false;
       continue;
     }
-    append(converted.json);
     if (converted.images.length > 0) pendingImages.push(...converted.images);
-    // The prefix is extended only where no images wait for the next user message.
-    if (prefix && pendingImages.length === 0) {
-      prefix.messages.push(message);
-      prefix.entries.push(converted);
-      prefix.joined = joined;
-    } else prefix = undefined;
+    if (growing && pendingImages.length === 0) appendToPrefix(kept, message, converted);
+    else {
+      growing = false;
+      rest.push(converted.json);
+    }
   }
-  if (pendingImages.length > 0) append(JSON.stringify({ role: "user", content: pendingImages }));
+  if (pendingImages.length > 0) rest.push(JSON.stringify({ role: "user", content: pendingImages }));
   // Every key but `messages`, in buildRequestBody's order; `model` is the only key before it, and a
   // JSON string cannot contain an unescaped quote, so the first `"messages":[]` is the key itself.
   const head = JSON.stringify(buildRequestBody(settings, [], tools));
   const at = head.indexOf(EMPTY_MESSAGES) + EMPTY_MESSAGES.length - 1;
-  return `${head.slice(0, at)}${joined}${head.slice(at)}`;
+  const before = head.slice(0, at);
+  const after = head.slice(at);
+  const restText = rest.length === 0 ? "" : `${kept.length > 0 ? "," : ""}${rest.join(",")}`;
+  const beforeLength = Buffer.byteLength(before);
+  const restLength = Buffer.byteLength(restText);
+  const body = Buffer.allocUnsafe(beforeLength + kept.length + restLength + Buffer.byteLength(after));
+  let offset = body.write(before, 0);
+  // Uint8Array#set, not Buffer#copy: the same memcpy without Buffer's slower JS wrapper.
+  body.set(kept.bytes.subarray(0, kept.length), offset);
+  offset += kept.length;
+  if (restLength > 0) offset += body.write(restText, offset);
+  body.write(after, offset);
+  return body;
 }
 
-/** The JSON of a conversation's first `messages.length` messages, joined by commas. */
+/** The JSON of a conversation's first `messages.length` messages, joined by commas, as UTF-8 bytes. */
 interface JoinedPrefix {
   messages: ChatMessage[];
   entries: ConvertedMessage[];
-  joined: string;
+  /** Holds the joined JSON in its first `length` bytes; grows by doubling. */
+  bytes: Buffer;
+  length: number;
 }
 
+const EMPTY_BYTES = Buffer.alloc(0);
+
 const joinedPrefixes = new WeakMap<ChatMessage[], JoinedPrefix>();
+
+function appendToPrefix(prefix: JoinedPrefix, message: ChatMessage, converted: ConvertedMessage): void {
+  const separator = prefix.length > 0 ? 1 : 0;
+  const needed = prefix.length + separator + Buffer.byteLength(converted.json);
+  if (needed > prefix.bytes.length) {
+    const grown = Buffer.allocUnsafe(Math.max(needed, prefix.bytes.length * 2, 1024));
+    grown.set(prefix.bytes.subarray(0, prefix.length));
+    prefix.bytes = grown;
+  }
+  if (separator) prefix.bytes[prefix.length++] = COMMA;
+  prefix.length += prefix.bytes.write(converted.json, prefix.length);
+  prefix.messages.push(message);
+  prefix.entries.push(converted);
+}
+
+const COMMA = 0x2c;
 
 function prefixStillValid(prefix: JoinedPrefix, messages: ChatMessage[]): boolean {
   if (prefix.messages.length > messages.length) return false;
@@ -215,8 +255,10 @@ function fieldsMatch(message: ChatMessage, fields: unknown[]): boolean {
     }
     case "tool": {
       if (message.toolCallId !== fields[1] || message.toolName !== fields[2]) return false;
+      const parts = message.content;
       let j = 3;
-      for (const part of message.content) {
+      for (let i = 0; i < parts.length; i++) {
+        const part = parts[i];
         if (part.type !== fields[j++]) return false;
         if (part.type === "text") {
           if (part.text !== fields[j++]) return false;

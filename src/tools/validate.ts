@@ -36,6 +36,15 @@ async function getAjv(metaCheck: boolean): Promise<AjvLike> {
   return instance;
 }
 
+/**
+ * Starts loading the argument validator's ajv without waiting for it (a failure is left for the
+ * first validation to report). For a caller with idle time to spare, e.g. while a model request
+ * is in flight, so the first tool call does not pay for loading ajv.
+ */
+export function preloadValidator(): void {
+  getAjv(false).catch(() => {});
+}
+
 /** Throws with ajv's message when `schema` is not a valid JSON Schema (meta-schema included). */
 export async function checkSchema(schema: JsonSchema): Promise<void> {
   (await getAjv(true)).compile(schema);
