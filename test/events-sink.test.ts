@@ -92,6 +92,24 @@ describe("ndjson sink", () => {
     expect(out.text()).not.toContain("human note");
   });
 
+  it("joins the events of one event-loop turn into one write, across awaits, in order", async () => {
+    const out = captureStream();
+    const sink = createEventSink({ mode: "ndjson", stream: out.stream });
+    const events = [...runEvents(3)];
+    // A tool round trip: events separated by awaits of settled promises, all in one turn.
+    for (const event of events.slice(0, 4)) {
+      sink.emit(event);
+      await Promise.resolve();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(out.writes()).toBe(1);
+    sink.emit(events[4]);
+    sink.emit(events[5]);
+    await sink.close();
+    expect(out.writes()).toBe(2);
+    expectCompleteNdjson(out.text(), 6);
+  });
+
   it("loses none of 100,000 updates written to a file", async () => {
     const path = join(tmp, "events.ndjson");
     const file = createWriteStream(path);
