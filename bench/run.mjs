@@ -3,7 +3,7 @@
  * `npm run bench`: runs every benchmark of issue 8 against the built CLI (dist/), prints one table
  * (benchmark | baseline | measured median | ratio or difference | budget | pass), and exits 1 when
  * a budget is missed (2 when a benchmark could not run). Every figure is a median of at least
- * `--runs` (default 10) runs, with its baseline measured in the same, alternating runs.
+ * `--runs` (default 15) runs, with its baseline measured in the same, alternating runs.
  *
  *   node bench/run.mjs [--runs N] [--only NAME[,NAME]]   names: startup, loop, tools500, parallel, events
  */
@@ -22,7 +22,7 @@ import { benchEvents } from "./events.mjs";
 
 const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents };
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "10" }, only: { type: "string" } } });
+const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, only: { type: "string" } } });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) {
   process.stderr.write("--runs takes a positive integer\n");
