@@ -1,5 +1,5 @@
 /** yiem's own module loader (src/tools/modules): resolution, interop, top-level await, caching. */
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -271,6 +271,32 @@ describe("evaluation once per content", () => {
     vi.resetModules();
     const fresh = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
     expect((await fresh.importModule(file)).origin).toBe("from cache!");
+  });
+
+  it("serves a file by its stat once it was old when cached, and reads it again when it changed under the same size and mtime", async () => {
+    const dir = await folder("stat", { "fresh.ts": 'export const v: string = "new";', "old.ts": 'export const v: string = "one";' });
+    const fresh = join(dir, "fresh.ts");
+    const old = join(dir, "old.ts");
+    // Let old.ts age past the 2 s after which an unchanged stat is trusted; then write fresh.ts.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await writeFile(fresh, 'export const v: string = "new!";');
+    expect((await importModule(old)).v).toBe("one");
+    expect((await importModule(fresh)).v).toBe("new!");
+    await new Promise((resolve) => setImmediate(resolve)); // the pack is written after the burst of loads
+
+    vi.resetModules();
+    const cache = (await import("../src/tools/modules/cache.js")) as typeof import("../src/tools/modules/cache.js");
+    expect(cache.readCachedIfUnchanged(old)?.code).toContain('const v = "one"');
+    expect(cache.readCachedIfUnchanged(fresh)).toBeNull(); // written within 2 s of being read
+
+    // Same size, mtime set back: only the inode's change time tells, and it does.
+    const { atime, mtime } = await stat(old);
+    await writeFile(old, 'export const v: string = "two";');
+    await utimes(old, atime, mtime);
+    expect(cache.readCachedIfUnchanged(old)).toBeNull();
+    vi.resetModules();
+    const loader = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
+    expect((await loader.importModule(old)).v).toBe("two");
   });
 
   it("ignores a corrupt pack and replaces it", async () => {

@@ -8,16 +8,24 @@
  * - new entries are written once the current burst of loads is over (or at process exit at the
  *   latest): merged with what is on disk then, to a temp file renamed into place, so a reader sees
  *   a whole pack or none. Entries of files that no longer exist are dropped on a write.
+ * - an entry also keeps the stat signature (size, mtime, ctime, inode, device) its source had when
+ *   read, if the file had then been unchanged for STAT_TRUST_MS (so a write in the same clock
+ *   tick cannot look unchanged; `ctime` cannot be set back by tools that preserve mtimes): a file
+ *   whose stat still matches is served without reading it (`readCachedIfUnchanged`), which is
+ *   most of a warm start's file reads. Any difference falls back to reading and hashing;
  * - the cache is only ever an optimisation: every read or write failure is ignored.
  */
 import { hash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { yiemCacheDir } from "../../cache-dir.js";
 
 /** Bump when the transformed code, the way it is run or the pack layout changes. */
-const FORMAT_VERSION = "yiem-modules-3";
+const FORMAT_VERSION = "yiem-modules-4";
+
+/** A source unchanged for this long when read is trusted to be unchanged while its stat matches. */
+const STAT_TRUST_MS = 2000;
 const PACK_MAGIC = `${FORMAT_VERSION}\n`;
 
 let sucraseVersion: string | undefined;
@@ -48,6 +56,14 @@ export function cacheKey(file: string, source: string): string {
 interface Entry {
   key: string;
   code: string;
+  /** `statSignature` of the source when read, or null when it was too fresh to trust. */
+  stat: string | null;
+}
+
+/** The stat signature of a source read at `readAt` (ms since the epoch), or null if too fresh to trust. */
+export function statSignature(stats: Stats, readAt: number): string | null {
+  if (!(Math.max(stats.ctimeMs, stats.mtimeMs) < readAt - STAT_TRUST_MS)) return null;
+  return `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}:${stats.dev}`;
 }
 
 interface Pack {
@@ -75,7 +91,7 @@ function packFor(folder: string): Pack {
 }
 
 /**
- * Pack layout: the format line, a JSON line `[[path, key, length], …]`, then every entry's code
+ * Pack layout: the format line, a JSON line `[[path, key, length, stat], …]`, then every entry's code
  * back to back (lengths in UTF-16 units). Anything unexpected reads as an empty pack.
  */
 function readPack(file: string): Map<string, Entry> {
@@ -84,10 +100,10 @@ function readPack(file: string): Map<string, Entry> {
     const text = readFileSync(file, "utf8");
     if (!text.startsWith(PACK_MAGIC)) return entries;
     const headerEnd = text.indexOf("\n", PACK_MAGIC.length);
-    const header = JSON.parse(text.slice(PACK_MAGIC.length, headerEnd)) as Array<[string, string, number]>;
+    const header = JSON.parse(text.slice(PACK_MAGIC.length, headerEnd)) as Array<[string, string, number, string | null]>;
     let offset = headerEnd + 1;
-    for (const [path, key, length] of header) {
-      entries.set(path, { key, code: text.slice(offset, offset + length) });
+    for (const [path, key, length, stat] of header) {
+      entries.set(path, { key, code: text.slice(offset, offset + length), stat: typeof stat === "string" ? stat : null });
       offset += length;
     }
     if (offset !== text.length) entries.clear();
@@ -105,13 +121,45 @@ export function readCachedCode(path: string, key: string): string | null {
   return entry && entry.key === key ? entry.code : null;
 }
 
+/**
+ * The cache entry of `path` when the file's stat still equals the trusted signature recorded
+ * with it (see module rules), or null: then read the file and go by its content.
+ */
+export function readCachedIfUnchanged(path: string): { key: string; code: string } | null {
+  const pack = packFor(dirname(path));
+  const entry = pack.entries.get(path);
+  if (!entry?.stat) return null;
+  let stats: Stats | undefined;
+  try {
+    stats = statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return null;
+  }
+  if (!stats || `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}:${stats.dev}` !== entry.stat) return null;
+  pack.used.add(path);
+  return entry;
+}
+
+/** Records the stat signature of the source whose content has key `key` (after a read). */
+export function noteSourceStat(path: string, key: string, stat: string | null): void {
+  const pack = packFor(dirname(path));
+  const entry = pack.entries.get(path);
+  if (!entry || entry.key !== key || entry.stat === stat) return;
+  entry.stat = stat;
+  markDirty(pack);
+}
+
 let flushScheduled = false;
 
 /** Adds `code` for the file `path` with cache key `key`; written to disk after the current burst. */
-export function writeCachedCode(path: string, key: string, code: string): void {
+export function writeCachedCode(path: string, key: string, code: string, stat: string | null = null): void {
   const pack = packFor(dirname(path));
   pack.used.add(path);
-  pack.entries.set(path, { key, code });
+  pack.entries.set(path, { key, code, stat });
+  markDirty(pack);
+}
+
+function markDirty(pack: Pack): void {
   pack.dirty = true;
   if (!flushScheduled) {
     flushScheduled = true;
@@ -139,10 +187,10 @@ function flushPacks(): void {
 }
 
 function writePack(pack: Pack): void {
-  const header: Array<[string, string, number]> = [];
+  const header: Array<[string, string, number, string | null]> = [];
   const codes: string[] = [];
-  for (const [path, { key, code }] of pack.entries) {
-    header.push([path, key, code.length]);
+  for (const [path, { key, code, stat }] of pack.entries) {
+    header.push([path, key, code.length, stat]);
     codes.push(code);
   }
   const temp = `${pack.file}.${process.pid}.tmp`;

@@ -8,14 +8,15 @@
  * - one evaluation per (path, content) per process: a file whose content changed is evaluated
  *   fresh; a failed evaluation is forgotten, so the next import retries. Content is re-read on
  *   every import, except that a file read once stays trusted until the microtask queue drains
- *   (one burst of loads, e.g. 500 tools sharing one helper, reads it once);
+ *   (one burst of loads, e.g. 500 tools sharing one helper, reads it once), and a cached module
+ *   whose file's stat is unchanged since it was cached is not read at all (cache.ts);
  * - a static import gets a module only once its synchronous part has run (see importer.ts for
  *   top-level await); a cycle gets the exports as far as they are (CommonJS semantics).
  */
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
-import { cacheKey, readCachedCode, writeCachedCode } from "./cache.js";
+import { cacheKey, noteSourceStat, readCachedCode, readCachedIfUnchanged, statSignature, writeCachedCode } from "./cache.js";
 import { createImporter, type Evaluator } from "./importer.js";
 import { moduleFormat } from "./resolve.js";
 import { IMPORT_IDENTIFIER, META_IDENTIFIER, transformSource, withLocation } from "./transform.js";
@@ -41,12 +42,27 @@ const CJS_HEADER = "(function (exports, require, module, __filename, __dirname) 
 const CJS_FOOTER = "\n})";
 
 /** The wrapped, transformed code of an ES module or TypeScript file, from the disk cache when possible. */
-function moduleCode(path: string, source: string, key: string, typescript: boolean): string {
+function moduleCode(path: string, source: string, key: string, typescript: boolean, stat: string | null): string {
   const cached = readCachedCode(path, key);
-  if (cached !== null) return cached;
+  if (cached !== null) {
+    noteSourceStat(path, key, stat);
+    return cached;
+  }
   const code = ASYNC_HEADER + transformSource(source, path, { typescript, imports: true }) + ASYNC_FOOTER;
-  writeCachedCode(path, key, code);
+  writeCachedCode(path, key, code, stat);
   return code;
+}
+
+/** The text of the file at `path` and the stat signature it had when read (cache.ts). */
+function readSource(path: string): { text: string; stat: string | null } {
+  const readAt = Date.now();
+  const fd = openSync(path, "r");
+  try {
+    const stats = fstatSync(fd);
+    return { text: readFileSync(fd, "utf8"), stat: statSignature(stats, readAt) };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Compiles `code` (whose first `headerLength` characters are wrapper) as a script named `path`. */
@@ -73,8 +89,18 @@ const checkedThisTurn = new Set<string>();
 export function instantiate(path: string): ModuleRecord {
   const existing = records.get(path);
   if (existing && checkedThisTurn.has(path)) return existing;
-  const source = normalizeSource(readFileSync(path, "utf8"));
-  const key = cacheKey(path, source);
+  // A transformed module whose file is unchanged since it was cached (by stat) is not read again.
+  const unchanged = readCachedIfUnchanged(path);
+  let source = "";
+  let stat: string | null = null;
+  let key: string;
+  if (unchanged) key = unchanged.key;
+  else {
+    const read = readSource(path);
+    source = normalizeSource(read.text);
+    stat = read.stat;
+    key = cacheKey(path, source);
+  }
   if (checkedThisTurn.size === 0) queueMicrotask(() => checkedThisTurn.clear());
   checkedThisTurn.add(path);
   if (existing && existing.key === key) return existing;
@@ -87,7 +113,7 @@ export function instantiate(path: string): ModuleRecord {
     if (records.get(path) === record) records.delete(path);
   };
   try {
-    const format = moduleFormat(path, source);
+    const format = unchanged ? "javascript" : moduleFormat(path, source); // unchanged: already transformed
     if (format === "json") {
       module.exports = JSON.parse(source);
     } else if (format === "commonjs") {
@@ -99,7 +125,8 @@ export function instantiate(path: string): ModuleRecord {
         if (failure.length) syncError ??= { error: failure[0] };
         else finished = true;
       };
-      const fn = compile(path, moduleCode(path, source, key, format === "typescript"), ASYNC_HEADER.length);
+      const code = unchanged ? unchanged.code : moduleCode(path, source, key, format === "typescript", stat);
+      const fn = compile(path, code, ASYNC_HEADER.length);
       const promise = fn.call(undefined, module.exports, require, module, path, dir, meta, dynamicImport, end) as Promise<void>;
       if (syncError) {
         promise.catch(() => {});
