@@ -153,7 +153,9 @@ describe("command tools: Node", () => {
   });
 
   it("cuts stdout and stderr over 1 MiB with a marker", async () => {
-    const tool = await loadCommandTool(nodeManifest("big", "big.mjs"));
+    // 31 blocks of 1,024 lines of 100 bytes on each stream (~3 MiB).
+    const script = fixture("../scripts/bulk-output.mjs");
+    const tool = await loadCommandTool(nodeManifest("big", "bulk-output.mjs", { command: [process.execPath, script, "31", "1024"] }));
     const { result, partials } = await call(tool, {});
     const out = text(result);
     expect(out.length).toBeLessThan(1024 * 1024 + 200);
