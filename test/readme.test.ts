@@ -77,7 +77,7 @@ describe("README.md", () => {
     expect(words.slice(0, 2)).toEqual(["npx", "yiem"]);
 
     const before = Date.now();
-    // runCli spawns bin/yiem.cjs with cwd = repo root and an environment without OPENAI_*/YIEM_* or any key.
+    // runCli spawns bin/yiem.js with cwd = repo root and an environment without OPENAI_*/YIEM_* or any key.
     const r = await runCli(words.slice(2), { env: { OPENAI_API_KEY: undefined, YIEM_MODEL: undefined }, timeoutMs: 60_000 });
     const after = Date.now();
 

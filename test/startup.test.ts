@@ -89,7 +89,7 @@ describe("start-up loads only what argument parsing needs", () => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
     expect(run.stdout).toBe(`${pkg.version}\n`);
     // The tracer works: it saw the entry, which answers before loading any of dist/.
-    expect(run.modules.some((m) => m.includes("bin/yiem.cjs"))).toBe(true);
+    expect(run.modules.some((m) => m.includes("bin/yiem.js"))).toBe(true);
     expect(run.modules.filter((m) => /[\\/]dist[\\/]/.test(m))).toEqual([]);
     expect(packagesOf(run.modules)).toEqual([]);
   });

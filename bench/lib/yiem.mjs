@@ -1,5 +1,5 @@
 /**
- * How the benchmarks call yiem: `node bin/yiem.cjs …` of this checkout (dist/ must be built), in a
+ * How the benchmarks call yiem: `node bin/yiem.js …` of this checkout (dist/ must be built), in a
  * clean environment (no model, base URL or key from the caller's shell, since those would
  * override the specs), with the transpile cache in the benchmark's own folder.
  */
@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { existsSync, readFileSync } from "node:fs";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
-export const BIN = fileURLToPath(new URL("../../bin/yiem.cjs", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../bin/yiem.js", import.meta.url));
 export const NODE = process.execPath;
 
 export function assertBuilt() {

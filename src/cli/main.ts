@@ -1,7 +1,7 @@
 /**
  * The `yiem` entry point. Start-up rule: this file imports only what argument parsing needs;
  * every command module (and with it openai, ajv, execa, sucrase) is imported when the command runs.
- * `yiem --version` is answered by bin/yiem.cjs before this file loads (and by `main` before yargs
+ * `yiem --version` is answered by bin/yiem.js before this file loads (and by `main` before yargs
  * loads, for other callers).
  */
 import { readFileSync } from "node:fs";

@@ -9,7 +9,7 @@ import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-export const yiemBin = fileURLToPath(new URL("../../bin/yiem.cjs", import.meta.url));
+export const yiemBin = fileURLToPath(new URL("../../bin/yiem.js", import.meta.url));
 
 export interface CliResult {
   code: number | null;
