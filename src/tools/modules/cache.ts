@@ -62,7 +62,10 @@ interface Entry {
 
 /** The stat signature of a source read at `readAt` (ms since the epoch), or null if too fresh to trust. */
 export function statSignature(stats: Stats, readAt: number): string | null {
-  if (!(Math.max(stats.ctimeMs, stats.mtimeMs) < readAt - STAT_TRUST_MS)) return null;
+  return Math.max(stats.ctimeMs, stats.mtimeMs) < readAt - STAT_TRUST_MS ? signatureOf(stats) : null;
+}
+
+function signatureOf(stats: Stats): string {
   return `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}:${stats.dev}`;
 }
 
@@ -135,7 +138,7 @@ export function readCachedIfUnchanged(path: string): { key: string; code: string
   } catch {
     return null;
   }
-  if (!stats || `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}:${stats.dev}` !== entry.stat) return null;
+  if (!stats || signatureOf(stats) !== entry.stat) return null;
   pack.used.add(path);
   return entry;
 }
