@@ -17,9 +17,9 @@
  */
 import { hash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { yiemCacheDir } from "../../cache-dir.js";
+import { requireCjs } from "../../require-cjs.js";
 
 /** Bump when the transformed code, the way it is run or the pack layout changes. */
 const FORMAT_VERSION = "yiem-modules-4";
@@ -34,8 +34,7 @@ let sucraseVersion: string | undefined;
 function getSucraseVersion(): string {
   if (sucraseVersion === undefined) {
     try {
-      const require = createRequire(import.meta.url);
-      sucraseVersion = String((JSON.parse(readFileSync(require.resolve("sucrase/package.json"), "utf8")) as { version?: unknown }).version);
+      sucraseVersion = String((JSON.parse(readFileSync(requireCjs.resolve("sucrase/package.json"), "utf8")) as { version?: unknown }).version);
     } catch {
       sucraseVersion = "unknown";
     }

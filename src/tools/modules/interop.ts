@@ -9,8 +9,8 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createRequire } from "node:module";
 import { types } from "node:util";
+import { requireCjs } from "../../require-cjs.js";
 
 const esModuleViews = new WeakMap<object, Record<string, unknown>>();
 
@@ -90,11 +90,10 @@ export function loadLibrary(): Promise<void> {
 }
 
 function lazyLibrary(entry: string): { namespace: Record<string, unknown>; required: unknown } {
-  const require = createRequire(import.meta.url);
   let full: Record<string, unknown> | undefined;
   let kit: Record<string, unknown> | undefined;
-  const load = () => (full ??= require(entry) as Record<string, unknown>);
-  const toolKit = () => (kit ??= require(join(dirname(entry), "tools", "define.js")) as Record<string, unknown>);
+  const load = () => (full ??= requireCjs(entry) as Record<string, unknown>);
+  const toolKit = () => (kit ??= requireCjs(join(dirname(entry), "tools", "define.js")) as Record<string, unknown>);
   const isKit = (key: string | symbol): key is string => typeof key === "string" && TOOL_KIT_EXPORTS.includes(key);
   const has = (key: string | symbol) => key === "__esModule" || isKit(key) || key in load();
   const get = (key: string | symbol): unknown => {

@@ -6,7 +6,7 @@
  *   positions (`typeof import("x")`) are never touched;
  * - a syntax error becomes a `SyntaxError` whose message starts with `file:line:column`.
  */
-import { createRequire } from "node:module";
+import { requireCjs } from "../../require-cjs.js";
 
 /** The identifier `import.meta` becomes (as long as `import.meta`, so columns stay put). */
 export const META_IDENTIFIER = "__yiem_meta";
@@ -37,7 +37,7 @@ let sucrase: Sucrase | undefined;
 
 function getSucrase(): Sucrase {
   if (!sucrase) {
-    const require = createRequire(import.meta.url);
+    const require = requireCjs;
     const { transform } = require("sucrase") as Pick<Sucrase, "transform">;
     const { parse } = require("sucrase/dist/parser") as Pick<Sucrase, "parse">;
     const { TokenType } = require("sucrase/dist/parser/tokenizer/types") as { TokenType: Sucrase["tt"] };
