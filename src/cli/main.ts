@@ -1,8 +1,7 @@
 /**
  * The `yiem` entry point. Start-up rule: this file imports only what argument parsing needs;
  * every command module (and with it openai, ajv, execa, sucrase) is imported when the command runs.
- * `yiem --version` is answered by bin/yiem.js before this file loads (and by `main` before yargs
- * loads, for other callers).
+ * `yiem --version` is answered by bin/yiem.js before this file loads.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -66,10 +65,6 @@ export function withCommonOptions<T>(y: Argv<T>) {
 }
 
 export async function main(args: string[]): Promise<void> {
-  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
-    process.stdout.write(`${packageVersion()}\n`);
-    return;
-  }
   if (args[0] === "run") await tuneV8ForRun();
   const yargs = loadYargs();
   const cli = yargs(joinDashValues(args))

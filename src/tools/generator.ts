@@ -236,16 +236,16 @@ function findProtoKey(value: unknown, path: string): string | null {
   return null;
 }
 
-/** Generates the source and checks that every code body and the whole file parse. */
+/** Generates the source and checks that every code body and the whole file parse (modules/syntax.ts: nothing runs). */
 export async function generateCheckedSource(draft: ToolDraft): Promise<GeneratedSource> {
   for (const field of ["prepareCode", "validateCode", "executeCode"] as const) {
     const code = draft[field];
     if (code === undefined) continue;
-    const error = await findSyntaxError(normalizeNewlines(code), `${field}.ts`, { bodyOnly: true });
+    const error = findSyntaxProblem(normalizeNewlines(code), `${field}.ts`, { bodyOnly: true });
     if (error) throw new ToolDraftError(`${field} ${describeError(error, normalizeNewlines(code), 0)}`);
   }
   const generated = generateToolSource(draft);
-  const error = await findSyntaxError(generated.source, `${draft.name}.ts`, { bodyOnly: false });
+  const error = findSyntaxProblem(generated.source, `${draft.name}.ts`, { bodyOnly: false });
   if (error) {
     const part = generated.parts.find((p) => error.line >= p.firstLine && error.line < p.firstLine + p.lines);
     if (!part) throw new ToolDraftError(`the generated tool does not compile: line ${error.line}: ${error.message}`);
@@ -253,17 +253,6 @@ export async function generateCheckedSource(draft: ToolDraft): Promise<Generated
     throw new ToolDraftError(`${part.field} ${describeError(error, code, part.firstLine - 1)}`);
   }
   return generated;
-}
-
-export type { SyntaxProblem };
-
-/**
- * The first syntax error of TypeScript `source`, or null. `bodyOnly` parses it as the body of an
- * async function (top-level `return` and `await` allowed). Sucrase parses, V8 compiles the result
- * (see modules/syntax.ts); nothing runs.
- */
-export async function findSyntaxError(source: string, filename: string, options: { bodyOnly: boolean }): Promise<SyntaxProblem | null> {
-  return findSyntaxProblem(source, filename, options);
 }
 
 /** `line 3, column 5: message (the code does not compile)` plus the offending line, relative to the field's code. */

@@ -7,7 +7,7 @@
  * - `yiem` is this package's library entry (see `loadLibrary`).
  */
 import { existsSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import { requireCjs } from "../../require-cjs.js";
@@ -48,11 +48,10 @@ export function asNamespace(value: unknown): Record<string, unknown> {
 
 /**
  * The library entry tool files import as `yiem`: `index.js` (built) else `index.ts` (source), two
- * folders up from src|dist/tools/modules, or beside this code when it is bundled into one chunk.
+ * folders up from src|dist/tools/modules.
  */
 export function libraryEntry(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const root = basename(here) === "modules" ? resolve(here, "..", "..") : here;
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
   const built = join(root, "index.js");
   return existsSync(built) ? built : join(root, "index.ts");
 }
