@@ -2,18 +2,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "yiem";
 import { printJson, printResult, printText, resultToJson } from "../src/cli/output.js";
-
-function captureStream(isTTY = false) {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      chunks.push(chunk.toString("utf8"));
-      callback();
-    },
-  });
-  if (isTTY) Object.assign(stream, { isTTY: true });
-  return { stream, text: () => chunks.join(""), writes: () => chunks.length };
-}
+import { captureStream } from "./helpers/streams.js";
 
 const result: RunResult = {
   runId: "run_9",
@@ -45,7 +34,7 @@ describe("printResult", () => {
     const pipe = captureStream();
     await printResult({ ...result, text: answer }, "text", pipe.stream);
     expect(pipe.text()).toBe(`${answer}\n`);
-    const tty = captureStream(true);
+    const tty = captureStream({ isTTY: true });
     await printResult({ ...result, text: answer }, "text", tty.stream);
     expect(tty.text()).toBe("ab\n\tc\n");
   });
@@ -74,7 +63,7 @@ describe("printResult", () => {
   });
 
   it("json: escapes C1 controls on a terminal and stays equal JSON", async () => {
-    const out = captureStream(true);
+    const out = captureStream({ isTTY: true });
     await printResult({ ...result, text: "x\x9b2Jy" }, "json", out.stream);
     expect(out.text()).not.toContain("\x9b");
     expect(JSON.parse(out.text()).text).toBe("x\x9b2Jy");

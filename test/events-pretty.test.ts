@@ -1,24 +1,12 @@
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { AgentEventBody } from "yiem";
 import { createEventSink, type EventSinkOptions } from "../src/cli/events/sink.js";
 import { createEventStamper } from "../src/loop/events.js";
+import { captureStream } from "./helpers/streams.js";
 
 const ESC = "\x1b";
 const SGR = /\x1b\[[0-9;]*m/;
 const usage = { promptTokens: 1200, completionTokens: 34, totalTokens: 1234 };
-
-function captureStream(isTTY = false) {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, callback) {
-      chunks.push(chunk.toString("utf8"));
-      callback();
-    },
-  });
-  if (isTTY) Object.assign(stream, { isTTY: true, columns: 100 });
-  return { stream, text: () => chunks.join("") };
-}
 
 const hostile = `${ESC}]52;c;cm0gLXJmIH4=\x07${ESC}[2J${ESC}]8;;https://evil.example/${ESC}\\click${ESC}]8;;${ESC}\\\x9b31m\x07`;
 
@@ -50,7 +38,7 @@ function runBodies(text = "Checking the weather."): AgentEventBody[] {
 }
 
 async function renderRun(options: Omit<EventSinkOptions, "mode" | "stream">, bodies = runBodies(), isTTY = false) {
-  const out = captureStream(isTTY);
+  const out = captureStream(isTTY ? { isTTY: true, columns: 100 } : {});
   const sink = createEventSink({ mode: "pretty", stream: out.stream, ...options });
   const stamp = createEventStamper("run_p");
   for (const body of bodies) sink.emit(stamp(body));

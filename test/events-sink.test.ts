@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventBody } from "yiem";
 import { createEventSink, defaultEventsMode } from "../src/cli/events/sink.js";
 import { createEventStamper } from "../src/loop/events.js";
+import { captureStream } from "./helpers/streams.js";
 
 const ajv = new Ajv({ allErrors: true });
 (addFormats as unknown as (a: Ajv) => void)(ajv);
@@ -20,21 +21,6 @@ const HEAVY_TEST_TIMEOUT_MS = 120_000;
 const usage = { promptTokens: 3, completionTokens: 2, totalTokens: 5 };
 const tmp = mkdtempSync(join(tmpdir(), "yiem-events-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** A stream that keeps what it receives; optionally slow (async, tiny buffer) to force backpressure. */
-function captureStream(options: { slow?: boolean; isTTY?: boolean } = {}) {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    highWaterMark: options.slow ? 256 : 16 * 1024,
-    write(chunk: Buffer, _enc, callback) {
-      chunks.push(chunk.toString("utf8"));
-      if (options.slow) setImmediate(callback);
-      else callback();
-    },
-  });
-  if (options.isTTY) Object.assign(stream, { isTTY: true });
-  return { stream, text: () => chunks.join(""), writes: () => chunks.length };
-}
 
 /** agentStart, turnStart, `updates` × toolExecutionUpdate, agentEnd: all stamped. */
 function* runEvents(updates: number): Generator<AgentEvent> {
