@@ -13,7 +13,7 @@
  *
  * The script is a list of replies (one per request, in order) or a function of the request.
  * Every request body, every JSON completion and every stream chunk is validated against
- * ../shared/openai/chat-completions.schema.json (the official wire format); failures are kept in
+ * test/fixtures/openai/chat-completions.schema.json (the official wire format); failures are kept in
  * `validationErrors`. Error bodies, raw string chunks and replies marked `validate: false` are not
  * checked. Other trouble (unknown route, script exhausted) goes to `problems`.
  */
@@ -186,7 +186,7 @@ export const reply = {
 // ---- schema ----
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const CHAT_SCHEMA_PATH = path.resolve(repoRoot, "..", "shared", "openai", "chat-completions.schema.json");
+export const CHAT_SCHEMA_PATH = path.resolve(repoRoot, "test", "fixtures", "openai", "chat-completions.schema.json");
 
 interface Validators {
   request: ValidateFunction;
