@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { defineTool, textContent, toolResult } from "../src/tools/define.js";
 import { echoTool, gateTool, runScripted, textOf, toolMessages } from "./helpers/loop.js";
+import { createScriptedProvider } from "../src/provider/scripted.js";
+import { withTextToolCalls } from "../src/provider/text-tool-calls.js";
 
 const calls = (name: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${name}${i + 1}`, name, arguments: `{"n":${i}}` }));
 
@@ -242,12 +244,20 @@ describe("the alternative tool_call block", () => {
     expect(textOf(ofType("toolExecutionEnd")[0].result.content)).toBe("echo:blk");
   });
 
-  it("is taken from content that is a (fenced) JSON tool_call object", async () => {
+  it("is taken from content that is a (fenced) JSON tool_call object when text tool calls are on (model.textToolCalls)", async () => {
     const content = '```json\n{"tool_call": {"name": "echo", "arguments": {"text": "fenced"}}}\n```';
-    const { ofType, result } = await runScripted([{ content }, { content: "ok" }], [echoTool()]);
+    const script = [{ content }, { content: "ok" }];
+    const { ofType, result } = await runScripted(script, [echoTool()], { provider: withTextToolCalls(createScriptedProvider(script)) });
     expect(textOf(ofType("toolExecutionEnd")[0].result.content)).toBe("echo:fenced");
     expect(ofType("messageEnd")[0].message.toolCalls).toHaveLength(1);
     expect(result.text).toBe("ok");
+  });
+
+  it("content that is a JSON tool_call object is an answer when text tool calls are off (the default)", async () => {
+    const content = '{"tool_call": {"name": "echo", "arguments": {"text": "x"}}}';
+    const { result, ofType } = await runScripted([{ content }], [echoTool()]);
+    expect(ofType("toolExecutionStart")).toHaveLength(0);
+    expect(result).toMatchObject({ stopReason: "completed", text: content });
   });
 
   it("plain text that merely mentions tool_call is an answer", async () => {

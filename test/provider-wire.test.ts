@@ -14,7 +14,7 @@ describe("wire translation", () => {
     ]);
     expect(wire.map((m) => m.role)).toEqual(["user", "assistant", "tool", "tool", "user", "assistant"]);
     expect(wire[1]).toMatchObject({ content: "Sure." });
-    expect(wire[2]).toEqual({ role: "tool", tool_call_id: "a", content: "[image 1 (image/png) is attached in the next user message]" });
+    expect(wire[2]).toEqual({ role: "tool", tool_call_id: "a", name: "plot", content: "[image 1 (image/png) is attached in the next user message]" });
     const images = wire[4].content as Array<{ type: string; image_url?: { url: string } }>;
     expect(images.filter((p) => p.type === "image_url").map((p) => p.image_url!.url)).toEqual([
       "data:image/png;base64,AAAA",
@@ -38,7 +38,7 @@ describe("wire translation", () => {
         content: null,
         tool_calls: [{ type: "function", function: { name: "f", arguments: { a: 1 } } }],
       }),
-    ).toEqual({ role: "assistant", content: "", toolCalls: [{ id: "call_0", name: "f", arguments: '{"a":1}' }] });
+    ).toEqual({ role: "assistant", content: "", toolCalls: [{ id: "", name: "f", arguments: '{"a":1}' }] });
     expect(parseWireMessage({ role: "assistant", content: null, refusal: "I can't" }).content).toBe("I can't");
     expect(parseUsage({ prompt_tokens: 2, completion_tokens: 3 })).toEqual({ promptTokens: 2, completionTokens: 3, totalTokens: 5 });
     expect(parseUsage(undefined)).toEqual({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });

@@ -156,7 +156,10 @@ export async function resolveModel(
     apiKeyEnv,
     ...optional("temperature", fromSpec("temperature", specModel?.temperature, undefined)),
     ...optional("maxTokens", fromSpec("maxTokens", specModel?.maxTokens, undefined)),
+    maxTokensField: fromSpec("maxTokensField", specModel?.maxTokensField, "max_tokens" as const),
     stream: fromSpec("stream", specModel?.stream, DEFAULT_MODEL_SETTINGS.stream as boolean),
+    streamUsage: fromSpec("streamUsage", specModel?.streamUsage, "auto" as const),
+    textToolCalls: fromSpec("textToolCalls", specModel?.textToolCalls, false),
     maxRetries: fromSpec("maxRetries", specModel?.maxRetries, DEFAULT_MODEL_SETTINGS.maxRetries as number),
     timeoutMs: fromSpec("timeoutMs", specModel?.timeoutMs === undefined ? undefined : timeoutMs, timeoutMs),
   };

@@ -1,17 +1,18 @@
 /**
  * Extracting tool calls from an assistant message. Two forms:
  * - OpenAI `tool_calls` (already parsed by the provider into `message.toolCalls`);
- * - the alternative single `tool_call` block `{name, arguments, id?}`, either as a field on the
- *   message (`toolCallBlock`) or as the whole content: a JSON object `{"tool_call": {...}}`,
- *   optionally inside one fenced code block.
- * `tool_calls` wins when both are present. Ids missing from the model are generated.
+ * - the alternative single `tool_call` block `{name, arguments, id?}` as a field on the message
+ *   (`toolCallBlock`).
+ * `tool_calls` wins when both are present. Ids missing from the model are generated (`makeId`
+ * is unique in the run). Calls written into the answer's text are the provider's business
+ * (opt-in `model.textToolCalls`, see provider/text-tool-calls.ts).
  */
 import type { AssistantMessage, ToolCall } from "../provider/types.js";
-import { isPlainObject } from "../tools/arguments.js";
+import { blockToCall } from "../provider/text-tool-calls.js";
 
 export interface ExtractedToolCalls {
   toolCalls: ToolCall[];
-  /** The text to keep as the assistant's answer (the block form's JSON is not an answer). */
+  /** The text to keep as the assistant's answer. */
   content: string;
 }
 
@@ -26,35 +27,7 @@ export function extractToolCalls(message: AssistantMessage, makeId: () => string
       })),
     };
   }
-  const fromField = blockToCall(message.toolCallBlock, makeId);
-  if (fromField) return { content: message.content, toolCalls: [fromField] };
-  const fromContent = blockToCall(parseContentBlock(message.content), makeId);
-  if (fromContent) return { content: "", toolCalls: [fromContent] };
+  const fromField = blockToCall(message.toolCallBlock);
+  if (fromField) return { content: message.content, toolCalls: [{ ...fromField, id: fromField.id || makeId() }] };
   return { content: message.content, toolCalls: [] };
-}
-
-function parseContentBlock(content: string): unknown {
-  const trimmed = content.trim();
-  if (!trimmed.includes("tool_call")) return undefined;
-  const fenced = /^```[A-Za-z]*\s*\n([\s\S]*?)\n?```$/.exec(trimmed);
-  const json = fenced ? fenced[1] : trimmed;
-  if (!json.trimStart().startsWith("{")) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(json);
-    return isPlainObject(parsed) ? parsed.tool_call : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function blockToCall(block: unknown, makeId: () => string): ToolCall | null {
-  if (!isPlainObject(block)) return null;
-  const fn = isPlainObject(block.function) ? block.function : block;
-  if (typeof fn.name !== "string") return null;
-  const args = fn.arguments ?? fn.args ?? fn.parameters ?? {};
-  return {
-    id: typeof block.id === "string" && block.id ? block.id : makeId(),
-    name: fn.name,
-    arguments: typeof args === "string" ? args : JSON.stringify(args),
-  };
 }

@@ -1,17 +1,25 @@
 /**
  * Provider from model settings: `replay:FILE` is the offline replay model, any other name is a
- * Chat Completions model. Provider modules are imported only here, when needed, so importing
- * this file costs nothing.
+ * Chat Completions model. With `textToolCalls`, calls written into the answer's text are read
+ * as tool calls (see text-tool-calls.ts). Provider modules are imported only here, when needed,
+ * so importing this file costs nothing.
  */
 import type { OpenAIProviderOptions } from "./openai.js";
 import { ModelError, type Provider } from "./types.js";
 
 /** Resolved model settings (spec, environment and flags already merged; the key itself, not its variable name). */
-export type ModelSettings = { name: string } & Omit<OpenAIProviderOptions, "model" | "fetch">;
+export type ModelSettings = { name: string; textToolCalls?: boolean } & Omit<OpenAIProviderOptions, "model" | "fetch">;
 
 export const REPLAY_PREFIX = "replay:";
 
 export async function createProvider(model: ModelSettings): Promise<Provider> {
+  const provider = await createBaseProvider(model);
+  if (!model.textToolCalls) return provider;
+  const { withTextToolCalls } = await import("./text-tool-calls.js");
+  return withTextToolCalls(provider);
+}
+
+async function createBaseProvider(model: ModelSettings): Promise<Provider> {
   if (model.name.startsWith(REPLAY_PREFIX)) {
     const file = model.name.slice(REPLAY_PREFIX.length);
     if (file.trim() === "") throw new ModelError(`model "${model.name}" names no file: use replay:FILE, e.g. replay:runs/demo.jsonl`);
@@ -19,6 +27,6 @@ export async function createProvider(model: ModelSettings): Promise<Provider> {
     return createReplayProvider(file);
   }
   const { createOpenAIProvider } = await import("./openai.js");
-  const { name, ...settings } = model;
+  const { name, textToolCalls: _textToolCalls, ...settings } = model;
   return createOpenAIProvider({ model: name, ...settings });
 }

@@ -4,51 +4,91 @@
  * - Only choice 0 is read. Text deltas are appended and reported one by one.
  * - Tool calls are assembled by `index`: `id` and `name` are taken from the first chunk that has
  *   them (servers that repeat them are fine), `arguments` pieces are concatenated in order.
- *   A delta without an `index` continues the last call, or starts a new one when it has a new id.
- * - Usage is taken from whichever chunk carries it (the final one with `include_usage`).
+ *   A delta without an `index` continues the last call. Either way a delta naming a function
+ *   with a new id starts a new call (see `pushToolCallDelta`). `tool_calls` may
+ *   be one object instead of a list (TGI).
+ * - Reasoning fields are collected to be sent back with the turn (see `ReasoningCollector`).
+ * - Usage is taken from whichever chunk carries it (`usage`, or Groq's `x_groq.usage`).
  * - The stream is complete once `data: [DONE]` arrived or a choice reported `finish_reason`;
  *   a complete stream in which no chunk carried choice 0 has no answer (`sawChoice` false).
  */
-import type { AssistantMessage, FinishReason, ModelResponse, ToolCall } from "./types.js";
+import type { AssistantMessage, FinishReason, ModelResponse, ReasoningFields, ToolCall } from "./types.js";
 import type { Usage } from "../tools/types.js";
-import { argumentsText, fallbackCallId, parseUsage, zeroUsage } from "./wire.js";
+import { argumentsText, parseUsage, wireToolCallList, wireUsageOf, zeroUsage } from "./wire-response.js";
 
 /**
  * An incremental SSE reader: `push` decoded text as it arrives, `end` once the body ended; each
- * event's `data:` payload (its `data:` lines joined by newlines) goes to `onData`, in order.
- * Lines end at CRLF, LF or CR (a CR at the very end of the text waits for the next piece, which
- * may start with its LF); comments, `event:` and `id:` lines are ignored.
+ * event's `data:` payload (its `data:` lines joined by newlines) goes to `onData` with the event's
+ * `event:` name ("" when none), in order. Lines end at CRLF, LF or CR (a CR ending one piece and
+ * an LF starting the next are one break). A non-standard `error:` field line (llama.cpp) becomes
+ * an event named `error` of its own. Comments and other fields are ignored.
+ * Linear in the input: each piece is scanned once, and an unfinished line is kept as a list of
+ * pieces joined once when it ends, so one very long line costs no more than many short ones.
  */
 export class SseParser {
-  private buffer = "";
+  private pending: string[] = [];
+  private skipLeadingLF = false;
   private data: string[] = [];
+  private event = "";
 
-  constructor(private readonly onData: (data: string) => void) {}
+  constructor(private readonly onData: (data: string, event: string) => void) {}
 
   push(text: string): void {
-    const buffered = this.buffer + text;
-    const lines = buffered.split(LINE_BREAK);
-    this.buffer = lines.pop() ?? "";
-    for (let i = 0; i < lines.length; i++) this.take(lines[i]);
+    let start = 0;
+    if (this.skipLeadingLF) {
+      this.skipLeadingLF = false;
+      if (text.charCodeAt(0) === LF) start = 1;
+    }
+    for (;;) {
+      LINE_BREAK.lastIndex = start;
+      const found = LINE_BREAK.exec(text);
+      if (!found) break;
+      const at = found.index;
+      const last = text.slice(start, at);
+      const line = this.pending.length === 0 ? last : this.pending.join("") + last;
+      this.pending = [];
+      start = at + 1;
+      if (text.charCodeAt(at) === CR) {
+        if (start === text.length) this.skipLeadingLF = true;
+        else if (text.charCodeAt(start) === LF) start++;
+      }
+      this.take(line);
+    }
+    if (start < text.length) this.pending.push(start === 0 ? text : text.slice(start));
   }
 
   /** The body ended: the last line and the last event count even without their terminators. */
   end(): void {
-    this.push("\n");
+    if (this.pending.length > 0) {
+      const line = this.pending.join("");
+      this.pending = [];
+      this.take(line);
+    }
+    this.skipLeadingLF = false;
     this.take("");
   }
 
   private take(line: string): void {
     if (line === "") {
+      const event = this.event;
+      this.event = "";
       if (this.data.length === 0) return;
-      const event = this.data.length === 1 ? this.data[0] : this.data.join("\n");
+      const data = this.data.length === 1 ? this.data[0] : this.data.join("\n");
       this.data = [];
-      this.onData(event);
-    } else if (line.startsWith("data:")) this.data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+      this.onData(data, event);
+    } else if (line.startsWith("data:")) this.data.push(fieldValue(line, 5));
+    else if (line.startsWith("event:")) this.event = fieldValue(line, 6).trim();
+    else if (line.startsWith("error:")) this.onData(fieldValue(line, 6), "error");
   }
 }
 
-const LINE_BREAK = /\r\n|\r(?!$)|\n/;
+/** A field's value: after `name:` and one optional space. */
+const fieldValue = (line: string, nameLength: number) => line.slice(line.charCodeAt(nameLength) === SPACE ? nameLength + 1 : nameLength);
+
+const LINE_BREAK = /[\r\n]/g;
+const CR = 13;
+const LF = 10;
+const SPACE = 32;
 
 /** The `data:` payloads of an SSE body, in order (see `SseParser`). */
 export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
@@ -69,7 +109,7 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
   yield* drain();
 }
 
-/** An error object the server sent inside the stream (`data: {"error": …}`). */
+/** An error the server sent inside the stream (`data: {"error": …}`, `event: error`, llama.cpp's `error:` line). */
 export class StreamServerError extends Error {
   constructor(readonly serverMessage: string) {
     super(serverMessage);
@@ -92,6 +132,7 @@ export class StreamAssembler {
   private readonly byIndex = new Map<number, PartialCall>();
   private usage: Usage | null = null;
   private toolCallBlock: unknown = undefined;
+  private readonly reasoning = new ReasoningCollector();
   finishReason: string | null = null;
   sawDone = false;
   /** False until a chunk carried choice 0 (a stream of usage-only chunks has no answer at all). */
@@ -105,19 +146,27 @@ export class StreamAssembler {
     return this.sawDone || this.finishReason !== null;
   }
 
-  /** Feed one SSE data payload. Throws StreamServerError for an error payload, SyntaxError for bad JSON. */
-  pushData(data: string): void {
+  /**
+   * Feed one SSE event's data (and its `event:` name). Throws StreamServerError for an error
+   * (an `error` event, or a payload with an `error` key or `object: "error"`), SyntaxError for bad JSON.
+   */
+  pushData(data: string, event = ""): void {
+    if (event === "error") throw new StreamServerError(errorPayloadText(data));
     if (data.trim() === "[DONE]") {
       this.sawDone = true;
       return;
     }
     const chunk = JSON.parse(data) as Loose;
-    if (chunk && typeof chunk === "object" && chunk.error) throw new StreamServerError(errorText(chunk.error));
+    if (chunk && typeof chunk === "object") {
+      if (chunk.error) throw new StreamServerError(errorText(chunk.error));
+      if (chunk.object === "error") throw new StreamServerError(errorText(chunk));
+    }
     this.pushChunk(chunk);
   }
 
   pushChunk(chunk: Loose): void {
-    if (chunk.usage) this.usage = parseUsage(chunk.usage);
+    const usage = wireUsageOf(chunk);
+    if (usage) this.usage = parseUsage(usage);
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as Loose[]) : [];
     const choice = choices.find((c) => (c?.index ?? 0) === 0);
     if (!choice) return;
@@ -128,48 +177,107 @@ export class StreamAssembler {
       this.emittedChars += delta.content.length;
       this.onTextDelta?.(delta.content);
     }
-    if (Array.isArray(delta.tool_calls)) for (const item of delta.tool_calls) this.pushToolCallDelta((item ?? {}) as Loose);
+    this.reasoning.push(delta);
+    for (const item of wireToolCallList(delta.tool_calls)) this.pushToolCallDelta((item ?? {}) as Loose);
     if (delta.tool_call !== undefined && delta.tool_call !== null) this.toolCallBlock = delta.tool_call;
     if (typeof choice.finish_reason === "string" && choice.finish_reason !== "") this.finishReason = choice.finish_reason;
   }
 
+  /**
+   * One tool-call delta. It continues the call at its `index` (or, without an index, the last
+   * call), unless it starts another call there: a delta naming a function that brings an id other
+   * than the call's (SGLang, lmdeploy and Gemini put parallel calls on one index). A new id with no
+   * name (OCI sends one per chunk) continues the call, and so does a name without a new id.
+   */
   private pushToolCallDelta(item: Loose): void {
     const fn = (item.function ?? {}) as Loose;
     const id = typeof item.id === "string" ? item.id : "";
-    let call: PartialCall | undefined;
-    if (typeof item.index === "number") {
-      call = this.byIndex.get(item.index);
-      if (!call) {
-        call = { id: "", name: "", arguments: "" };
-        this.byIndex.set(item.index, call);
-        this.calls.push(call);
-      }
-    } else {
-      call = this.calls[this.calls.length - 1];
-      if (!call || (id !== "" && call.id !== "" && id !== call.id)) {
-        call = { id: "", name: "", arguments: "" };
-        this.calls.push(call);
-      }
+    const name = typeof fn.name === "string" ? fn.name : "";
+    const index = typeof item.index === "number" ? item.index : undefined;
+    let call = index === undefined ? this.calls[this.calls.length - 1] : this.byIndex.get(index);
+    if (!call || startsAnotherCall(call, id, name)) {
+      call = { id: "", name: "", arguments: "" };
+      if (index !== undefined) this.byIndex.set(index, call);
+      this.calls.push(call);
     }
     if (call.id === "" && id !== "") call.id = id;
-    if (call.name === "" && typeof fn.name === "string") call.name = fn.name;
+    if (call.name === "" && name !== "") call.name = name;
     if (fn.arguments !== undefined) call.arguments += argumentsText(fn.arguments);
   }
 
   result(): ModelResponse {
     const toolCalls: ToolCall[] = this.calls
       .filter((call) => call.name !== "")
-      .map((call, index) => ({ id: call.id || fallbackCallId(index), name: call.name, arguments: call.arguments }));
+      .map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
     const message: AssistantMessage = { role: "assistant", content: this.text, toolCalls };
     if (this.toolCallBlock !== undefined) message.toolCallBlock = this.toolCallBlock;
+    const reasoning = this.reasoning.result();
+    if (reasoning) message.reasoning = reasoning;
     const finishReason: FinishReason = this.finishReason ?? "unknown";
     return { message, usage: this.usage ?? zeroUsage(), finishReason };
   }
 }
 
-/** The message of a server error object (`{message}` or anything else, serialised). */
+/** A delta naming a function, with an id other than the call's own (both known), is another call. */
+function startsAnotherCall(call: PartialCall, id: string, name: string): boolean {
+  return name !== "" && call.name !== "" && id !== "" && call.id !== "" && id !== call.id;
+}
+
+/**
+ * Streamed reasoning fields: `reasoning_content` and `reasoning` text pieces are joined;
+ * `reasoning_details` items are listed, a piece with the same `index` and `type` as the item
+ * before it being merged into it (its `text`/`summary` appended, other fields taken when set).
+ */
+class ReasoningCollector {
+  private readonly texts: Partial<Record<"reasoning_content" | "reasoning", string>> = {};
+  private readonly details: Loose[] = [];
+
+  push(delta: Loose): void {
+    for (const field of ["reasoning_content", "reasoning"] as const) {
+      const piece = delta[field];
+      if (typeof piece === "string" && piece !== "") this.texts[field] = (this.texts[field] ?? "") + piece;
+    }
+    if (!Array.isArray(delta.reasoning_details)) return;
+    for (const raw of delta.reasoning_details) {
+      if (raw === null || typeof raw !== "object" || Array.isArray(raw)) continue;
+      const item = raw as Loose;
+      const last = this.details[this.details.length - 1];
+      if (last && typeof item.index === "number" && item.index === last.index && item.type === last.type) mergeDetail(last, item);
+      else this.details.push({ ...item });
+    }
+  }
+
+  result(): ReasoningFields | undefined {
+    const found: ReasoningFields = { ...this.texts };
+    if (this.details.length > 0) found.reasoning_details = this.details;
+    return Object.keys(found).length > 0 ? found : undefined;
+  }
+}
+
+function mergeDetail(into: Loose, piece: Loose): void {
+  for (const [key, value] of Object.entries(piece)) {
+    if (value === undefined || value === null || key === "__proto__") continue;
+    if ((key === "text" || key === "summary") && typeof value === "string" && typeof into[key] === "string") into[key] = (into[key] as string) + value;
+    else into[key] = value;
+  }
+}
+
+/** The message of a server error object (`{message}`, `{error: …}`, or anything else, serialised). */
 export function errorText(error: unknown): string {
   if (typeof error === "string") return error;
-  if (error && typeof error === "object" && typeof (error as Loose).message === "string") return (error as Loose).message as string;
+  if (error && typeof error === "object") {
+    const loose = error as Loose;
+    if (typeof loose.message === "string") return loose.message;
+    if (loose.error !== undefined && loose.error !== null) return errorText(loose.error);
+  }
   return JSON.stringify(error);
+}
+
+/** The text of an error event's data: the message of a JSON error, else the data itself. */
+function errorPayloadText(data: string): string {
+  try {
+    return errorText(JSON.parse(data));
+  } catch {
+    return data.trim() || "(no error message)";
+  }
 }

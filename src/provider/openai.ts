@@ -9,15 +9,27 @@
  *   Delay: `retry-after-ms` / `retry-after` (capped at 30 s), else exponential backoff with jitter.
  * - `timeoutMs` is an inactivity limit: no response headers, or no stream data, for that long.
  * - The request's abort signal cancels the request, the stream and any retry wait.
+ * - `streamUsage` "auto" (default) asks for usage in streams (`stream_options`); when the server
+ *   refuses that (400/422 whose body names stream_options, e.g. Mistral), the request is sent once
+ *   more without it, at once and not counted as a retry, and the provider stops sending it.
  * - Failures end in `ModelError(message, status)`; the message names the status and the server's
- *   error text, and never contains the API key.
+ *   own error text, whatever the body's shape (see server-errors.ts), and never contains the API
+ *   key. A 200 answer that holds an error (`{error}` JSON, an error in the stream) is a failure too.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
 import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
 import { ModelError } from "./types.js";
-import { buildRequestBody, parseUsage, parseWireMessage, serializeRequestBytes, type BodySettings } from "./wire.js";
+import { buildRequestBody, serializeRequestBytes, type BodySettings, type MaxTokensField } from "./wire.js";
+import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
 import { errorText, SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
+import { isRetryableStatus, retryDelayMs } from "./retry.js";
+import { describeErrorBody, describeNonJson, errorBodyOf, keepingErrorBodies, withHint } from "./server-errors.js";
+
+export { isRetryableStatus, retryDelayMs } from "./retry.js";
+
+/** Whether streamed requests ask for usage: "auto" asks and stops asking when the server refuses. */
+export type StreamUsage = "auto" | boolean;
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -27,8 +39,12 @@ export interface OpenAIProviderOptions {
   apiKey?: string;
   temperature?: number;
   maxTokens?: number;
+  /** The request field for `maxTokens` (default `max_tokens`). */
+  maxTokensField?: MaxTokensField;
   /** Default true. */
   stream?: boolean;
+  /** Default "auto" (see the module rules). */
+  streamUsage?: StreamUsage;
   /** Retries after the first attempt (default 2). */
   maxRetries?: number;
   /** Inactivity limit per attempt, ms (default 600000). */
@@ -38,9 +54,6 @@ export interface OpenAIProviderOptions {
 
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_TIMEOUT_MS = 600_000;
-const MAX_RETRY_AFTER_MS = 30_000;
-const BACKOFF_INITIAL_MS = 500;
-const BACKOFF_MAX_MS = 8_000;
 const NO_KEY_PLACEHOLDER = "no-api-key";
 /** setTimeout's limit is 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_000_000_000;
@@ -61,6 +74,8 @@ class AttemptError extends Error {
     readonly status: number | null,
     readonly retryable: boolean,
     readonly headers?: Headers,
+    /** The raw error body, when the server sent one. */
+    readonly body?: string,
   ) {
     super(message);
   }
@@ -71,7 +86,15 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
   const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
   const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
-  const settings: BodySettings = { model: opts.model, temperature: opts.temperature, maxTokens: opts.maxTokens, stream };
+  const streamUsage = opts.streamUsage ?? "auto";
+  const settings: BodySettings = {
+    model: opts.model,
+    temperature: opts.temperature,
+    maxTokens: opts.maxTokens,
+    maxTokensField: opts.maxTokensField,
+    stream,
+    streamUsage: streamUsage !== false,
+  };
   const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
 
   let client: Promise<OpenAI> | undefined;
@@ -84,16 +107,18 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
           maxRetries: 0,
           timeout: timeoutMs + 1_000,
           defaultHeaders: JSON_HEADERS,
-          ...(opts.fetch ? { fetch: opts.fetch } : {}),
+          fetch: keepingErrorBodies(opts.fetch),
         }),
     ));
 
   /** `model at baseURL` for error messages, once the client exists. */
   let whereText: string | undefined;
   async function complete(request: ModelRequest): Promise<ModelResponse> {
-    const body: RequestBody = { json: serializeRequestBytes(settings, request.messages, request.tools), stream };
+    let body: RequestBody = { json: serializeRequestBytes(settings, request.messages, request.tools), stream };
     const sdk = await getClient();
     const where = (whereText ??= `${opts.model} at ${safeURL(sdk.baseURL)}`);
+    /** Attempts that do not count against maxRetries (the one resend without stream_options). */
+    let uncounted = 0;
     for (let attempt = 0; ; attempt++) {
       if (request.signal.aborted) throw abortedError(where);
       const emitted = { chars: 0 };
@@ -103,7 +128,14 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         if (request.signal.aborted) throw abortedError(where);
         const failure = toAttemptError(error, timeoutMs, emitted.chars, sdk);
         const message = redact(failure.message);
-        if (!failure.retryable || attempt >= maxRetries) {
+        if (stream && streamUsage === "auto" && settings.streamUsage && refusesStreamOptions(failure)) {
+          settings.streamUsage = false;
+          body = { json: serializeRequestBytes(settings, request.messages, request.tools), stream };
+          uncounted++;
+          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without stream_options)` });
+          continue;
+        }
+        if (!failure.retryable || attempt - uncounted >= maxRetries) {
           const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
           const hint = failure.status === 401 && !apiKey ? " (no API key is set: set OPENAI_API_KEY, or name the variable in model.apiKeyEnv)" : "";
           throw new ModelError(`Model request to ${where} failed: ${message}${tries}${hint}`, failure.status);
@@ -166,7 +198,11 @@ async function runAttempt(
     const response = await completions.create(params, options).asResponse();
     touch();
     if (!response.body) throw new AttemptError("the server sent no response body", null, true);
-    if (/application\/json/i.test(response.headers.get("content-type") ?? "")) {
+    const contentType = response.headers.get("content-type") ?? "";
+    if (/text\/html/i.test(contentType)) {
+      throw new AttemptError(`the server sent no event stream: ${withHint(describeNonJson(await response.text(), contentType))}`, null, false);
+    }
+    if (/application\/json/i.test(contentType)) {
       // Some servers ignore `stream: true` and answer with one completion.
       const result = parseCompletion((await response.json()) as Record<string, unknown>);
       if (result.message.content !== "") request.onTextDelta?.(result.message.content);
@@ -176,13 +212,18 @@ async function runAttempt(
       emitted.chars += delta.length;
       request.onTextDelta?.(delta);
     });
+    const seen: StreamSeen = { events: 0, head: "" };
     try {
-      await readStream(response.body as unknown as ReadableStream<Uint8Array>, assembler, touch);
+      await readStream(response.body as unknown as ReadableStream<Uint8Array>, assembler, touch, seen);
     } catch (error) {
       if (error instanceof StreamServerError || error instanceof SyntaxError || timedOut || request.signal.aborted) throw error;
       if (!assembler.complete) {
         throw new AttemptError(`the response stream was cut before it was complete (${rootCauseText(error)})`, null, true);
       }
+    }
+    if (!assembler.complete && seen.events === 0 && seen.head.trim() !== "") {
+      // A whole body without one SSE event was never a stream: show what it was.
+      throw new AttemptError(`the server sent no event stream: ${withHint(describeNonJson(seen.head, contentType))}`, null, false);
     }
     if (!assembler.complete) throw new AttemptError("the response stream ended before it was complete", null, true);
     if (!assembler.sawChoice) throw new AttemptError("the response has no choices", null, false);
@@ -200,28 +241,33 @@ async function runAttempt(
  * Feeds a streamed body to `assembler`, calling `onActivity` per piece received, until the body
  * ends or `data: [DONE]` arrived (events after it are ignored). Read with one reader, never
  * through an async iterator: that one releases its reader at the end, which costs an error
- * object with a cleaned stack per response. After [DONE] the body is given until the next turn of
+ * object with a cleaned stack per response. `seen` counts the events and keeps the body's start. After [DONE] the body is given until the next turn of
  * the event loop to end by itself (a server ends it right after [DONE]); one still open then is
  * cancelled, as is one whose reading failed.
  */
-async function readStream(body: ReadableStream<Uint8Array>, assembler: StreamAssembler, onActivity: () => void): Promise<void> {
+async function readStream(body: ReadableStream<Uint8Array>, assembler: StreamAssembler, onActivity: () => void, seen: StreamSeen): Promise<void> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  const parser = new SseParser((data) => {
-    if (!assembler.sawDone) assembler.pushData(data);
+  const parser = new SseParser((data, event) => {
+    seen.events++;
+    if (!assembler.sawDone) assembler.pushData(data, event);
   });
+  const push = (text: string) => {
+    if (seen.head.length < STREAM_HEAD_CHARS) seen.head += text.slice(0, STREAM_HEAD_CHARS - seen.head.length);
+    parser.push(text);
+  };
   let ended = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) {
         ended = true;
-        parser.push(decoder.decode());
+        push(decoder.decode());
         parser.end();
         return;
       }
       onActivity();
-      parser.push(decoder.decode(value, { stream: true }));
+      push(decoder.decode(value, { stream: true }));
       if (assembler.sawDone) {
         ended = await endsAtOnce(reader);
         return;
@@ -231,6 +277,14 @@ async function readStream(body: ReadableStream<Uint8Array>, assembler: StreamAss
     if (!ended) reader.cancel().catch(() => {});
   }
 }
+
+/** What a stream reader saw: SSE events, and the first STREAM_HEAD_CHARS characters (to show a body that was no stream). */
+interface StreamSeen {
+  events: number;
+  head: string;
+}
+
+const STREAM_HEAD_CHARS = 2_000;
 
 /** Whether the stream ends (with no more data) before the event loop's next check phase. */
 function endsAtOnce(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
@@ -249,14 +303,27 @@ function endsAtOnce(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<bo
   });
 }
 
-function parseCompletion(completion: Record<string, unknown>): ModelResponse {
+/**
+ * A non-streamed answer. Not JSON (the SDK then hands over the text) or JSON holding an error
+ * (`{error}`, `{object: "error"}`) is a failure with the server's text.
+ */
+function parseCompletion(answer: unknown): ModelResponse {
+  if (typeof answer === "string") throw new AttemptError(`the server sent no JSON completion: ${withHint(describeNonJson(answer))}`, null, false);
+  if (answer === null || typeof answer !== "object") throw new AttemptError("the response has no choices", null, false);
+  const completion = answer as Record<string, unknown>;
+  if ((completion.error !== undefined && completion.error !== null) || completion.object === "error") {
+    const error = completion.error ?? completion;
+    const code = (error as { code?: unknown }).code;
+    const retryable = typeof code === "number" && isRetryableStatus(code);
+    throw new AttemptError(`the server reported an error: ${errorText(error)}`, null, retryable);
+  }
   const choices = Array.isArray(completion.choices) ? (completion.choices as Record<string, unknown>[]) : [];
   const choice = choices.find((c) => (c?.index ?? 0) === 0) ?? choices[0];
   if (!choice) throw new AttemptError("the response has no choices", null, false);
   const finish = choice.finish_reason;
   return {
     message: parseWireMessage(choice.message),
-    usage: parseUsage(completion.usage),
+    usage: parseUsage(wireUsageOf(completion)),
     finishReason: typeof finish === "string" && finish !== "" ? finish : "unknown",
   };
 }
@@ -277,10 +344,14 @@ function classify(error: unknown, timeoutMs: number, sdk: OpenAI): AttemptError 
   if (error instanceof Sdk.APIError && typeof error.status === "number") {
     const status = error.status;
     const headers = error.headers instanceof Headers ? error.headers : undefined;
-    const detail = error.error !== undefined && error.error !== null ? errorText(error.error) : "(no error message)";
+    const raw = headers ? errorBodyOf(headers) : undefined;
+    const detail =
+      raw !== undefined ? withHint(describeErrorBody(raw, headers?.get("content-type") ?? ""))
+      : error.error !== undefined && error.error !== null ? errorText(error.error)
+      : "(no error message)";
     const shouldRetry = headers?.get("x-should-retry");
     const retryable = shouldRetry === "true" ? true : shouldRetry === "false" ? false : isRetryableStatus(status);
-    return new AttemptError(`HTTP ${status}: ${detail}`, status, retryable, headers);
+    return new AttemptError(`HTTP ${status}: ${detail}`, status, retryable, headers, raw);
   }
   const name = (error as { name?: unknown } | null)?.name;
   if (error instanceof Sdk.APIConnectionError || error instanceof Sdk.APIUserAbortError || name === "TypeError" || name === "AbortError") {
@@ -289,27 +360,9 @@ function classify(error: unknown, timeoutMs: number, sdk: OpenAI): AttemptError 
   return new AttemptError(error instanceof Error ? error.message : String(error), null, false);
 }
 
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
-/** Delay before retry number `attempt` (1-based): the server's hint, else exponential backoff with jitter. */
-export function retryDelayMs(attempt: number, headers?: Headers): number {
-  const hinted = retryAfterMs(headers);
-  if (hinted !== undefined) return Math.min(Math.max(0, Math.round(hinted)), MAX_RETRY_AFTER_MS);
-  const base = Math.min(BACKOFF_INITIAL_MS * 2 ** (attempt - 1), BACKOFF_MAX_MS);
-  return Math.round(base * (1 - Math.random() * 0.25));
-}
-
-function retryAfterMs(headers?: Headers): number | undefined {
-  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
-  if (Number.isFinite(ms)) return ms;
-  const value = headers?.get("retry-after");
-  if (!value) return undefined;
-  const seconds = Number.parseFloat(value);
-  if (Number.isFinite(seconds)) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isFinite(date) ? date - Date.now() : undefined;
+/** Whether a failure is the server refusing `stream_options` (400/422 naming it). */
+function refusesStreamOptions(failure: AttemptError): boolean {
+  return (failure.status === 400 || failure.status === 422) && /stream_options/.test(failure.body ?? failure.message);
 }
 
 /** The innermost cause's message, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */

@@ -3,12 +3,13 @@
  * (JSONL, the format `replay:FILE` reads).
  * Rules:
  * - The whole file is rewritten after each turn, atomically (a temp file in the same folder,
- *   then rename), so an interrupted run leaves the turns so far and never a half file.
+ *   then rename), so an interrupted run leaves the turns so far and never a half file. A new file
+ *   is mode 0600; an existing one keeps its mode (private-file.ts).
  * - Only the assistant's turns are stored (content, tool calls, usage, finish reason): no
  *   request, no headers, no keys; `redact` (when given) hides secret values in them.
  * - A write failure does not break the run; `flush()` waits for pending writes and throws it.
  */
-import { writeFileAtomic } from "../tools/atomic-write.js";
+import { writePrivateFileAtomic } from "../private-file.js";
 import type { ModelRequest, ModelResponse, Provider } from "./types.js";
 import type { RecordedTurn } from "./replay.js";
 
@@ -32,7 +33,7 @@ export function createRecorder(inner: Provider, file: string, options: RecorderO
   const save = () => {
     const text = lines.map((line) => `${line}\n`).join("");
     writes = writes.then(() =>
-      writeFileAtomic(file, text).then(
+      writePrivateFileAtomic(file, text).then(
         () => {
           written = true;
         },

@@ -4,7 +4,10 @@
  */
 import type { ContentPart, JsonSchema, Usage } from "../tools/types.js";
 
-/** One tool call as the model emitted it. `arguments` is the raw string, never parsed here. */
+/**
+ * One tool call as the model emitted it. `arguments` is the raw string, never parsed here.
+ * `id` is "" when the server sent none; the loop then gives it an id unique in the run.
+ */
 export interface ToolCall {
   id: string;
   name: string;
@@ -32,7 +35,19 @@ export interface AssistantMessage {
    * (`{name, arguments, id?}`), passed through untouched for the loop to extract.
    */
   toolCallBlock?: unknown;
+  /**
+   * The reasoning fields the server put on this turn (`reasoning_content`, `reasoning`,
+   * `reasoning_details`), exactly as received (streamed pieces joined). Sent back on the next
+   * request only when present: some servers refuse turn 2 without them, others refuse them.
+   */
+  reasoning?: ReasoningFields;
 }
+
+/** Reasoning fields of an assistant turn, keyed by their wire name. */
+export type ReasoningFields = Partial<Record<ReasoningField, unknown>>;
+
+export const REASONING_FIELDS = ["reasoning_content", "reasoning", "reasoning_details"] as const;
+export type ReasoningField = (typeof REASONING_FIELDS)[number];
 
 export interface ToolResultMessage {
   role: "tool";

@@ -6,7 +6,11 @@
  * - A tool message carries text only: image parts become a text placeholder there, and the images
  *   follow in one user message (`image_url` data URLs) after the run of tool messages they belong to.
  * - An assistant message with tool calls and no text sends `content: null`.
- * - `max_tokens` (not `max_completion_tokens`) is sent, as OpenAI-compatible servers widely accept it.
+ * - The token limit goes out as `max_tokens` (widely accepted), or as `max_completion_tokens` when
+ *   `maxTokensField` says so (OpenAI's reasoning models refuse `max_tokens`; Mistral the other).
+ * - A streamed request asks for usage (`stream_options.include_usage`) unless `streamUsage` is false.
+ * - A tool message carries the tool's `name` (Gemini requires it; others accept it).
+ * - An assistant message carries back the reasoning fields the server sent with it, and only those.
  * - `serializeRequestBytes` (what is sent; `serializeRequestBody` as text) is exactly the UTF-8 of
  *   `JSON.stringify(buildRequestBody(…))`, but serialises each message once: its JSON is cached by
  *   message identity together with a snapshot of every field the conversion reads, so a
@@ -14,7 +18,9 @@
  *   place is serialised again.
  */
 import type { ContentPart, ImageContent, Usage } from "../tools/types.js";
-import type { AssistantMessage, ChatMessage, ToolCall, ToolResultMessage, ToolSpec } from "./types.js";
+import { REASONING_FIELDS, type AssistantMessage, type ChatMessage, type ReasoningFields, type ToolResultMessage, type ToolSpec } from "./types.js";
+
+export type MaxTokensField = "max_tokens" | "max_completion_tokens";
 
 export type WireContentPart =
   | { type: "text"; text: string }
@@ -23,8 +29,8 @@ export type WireContentPart =
 export type WireMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string | WireContentPart[] }
-  | { role: "assistant"; content: string | null; tool_calls?: WireToolCall[] }
-  | { role: "tool"; tool_call_id: string; content: string };
+  | ({ role: "assistant"; content: string | null; tool_calls?: WireToolCall[] } & ReasoningFields)
+  | { role: "tool"; tool_call_id: string; name: string; content: string };
 
 export interface WireToolCall {
   id: string;
@@ -42,7 +48,11 @@ export interface BodySettings {
   model: string;
   temperature?: number;
   maxTokens?: number;
+  /** Default `max_tokens`. */
+  maxTokensField?: MaxTokensField;
   stream: boolean;
+  /** Send `stream_options.include_usage` with a streamed request (default true). */
+  streamUsage?: boolean;
 }
 
 export interface WireRequestBody {
@@ -51,6 +61,7 @@ export interface WireRequestBody {
   tools?: WireTool[];
   temperature?: number;
   max_tokens?: number;
+  max_completion_tokens?: number;
   stream?: true;
   stream_options?: { include_usage: true };
 }
@@ -60,10 +71,10 @@ export function buildRequestBody(settings: BodySettings, messages: ChatMessage[]
   const body: WireRequestBody = { model: settings.model, messages: toWireMessages(messages) };
   if (tools.length > 0) body.tools = tools.map(toWireTool);
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
-  if (settings.maxTokens !== undefined && settings.maxTokens > 0) body.max_tokens = settings.maxTokens;
+  if (settings.maxTokens !== undefined && settings.maxTokens > 0) body[settings.maxTokensField ?? "max_tokens"] = settings.maxTokens;
   if (settings.stream) {
     body.stream = true;
-    body.stream_options = { include_usage: true };
+    if (settings.streamUsage !== false) body.stream_options = { include_usage: true };
   }
   return body;
 }
@@ -221,7 +232,7 @@ function convertMessage(message: ChatMessage): ConvertedMessage | null {
 
 /**
  * Every field the wire form depends on, in a fixed order: role, then system/user `content`;
- * assistant `content` and `id, name, arguments` of each call; tool `toolCallId`, `toolName` and
+ * assistant `content`, `reasoning` (by identity) and `id, name, arguments` of each call; tool `toolCallId`, `toolName` and
  * `type` plus `text` or `mimeType, data` of each part. `fieldsMatch` reads the same order.
  */
 function fieldsOf(message: ChatMessage): unknown[] {
@@ -230,7 +241,7 @@ function fieldsOf(message: ChatMessage): unknown[] {
     case "user":
       return [message.role, message.content];
     case "assistant":
-      return [message.role, message.content, ...message.toolCalls.flatMap((c) => [c.id, c.name, c.arguments])];
+      return [message.role, message.content, message.reasoning, ...message.toolCalls.flatMap((c) => [c.id, c.name, c.arguments])];
     case "tool":
       return [message.role, message.toolCallId, message.toolName,
         ...message.content.flatMap((p) => (p.type === "text" ? [p.type, p.text] : [p.type, p.mimeType, p.data]))];
@@ -246,8 +257,8 @@ function fieldsMatch(message: ChatMessage, fields: unknown[]): boolean {
       return fields.length === 2 && message.content === fields[1];
     case "assistant": {
       const calls = message.toolCalls;
-      if (message.content !== fields[1] || fields.length !== 2 + 3 * calls.length) return false;
-      for (let i = 0, j = 2; i < calls.length; i++, j += 3) {
+      if (message.content !== fields[1] || message.reasoning !== fields[2] || fields.length !== 3 + 3 * calls.length) return false;
+      for (let i = 0, j = 3; i < calls.length; i++, j += 3) {
         const call = calls[i];
         if (call.id !== fields[j] || call.name !== fields[j + 1] || call.arguments !== fields[j + 2]) return false;
       }
@@ -282,7 +293,7 @@ function convertUncached(message: ChatMessage): { wire: WireMessage; images: Wir
       return { wire: toWireAssistant(message), images: [] };
     case "tool": {
       const { text, images } = splitToolContent(message);
-      const wire: WireMessage = { role: "tool", tool_call_id: message.toolCallId, content: text };
+      const wire: WireMessage = { role: "tool", tool_call_id: message.toolCallId, name: message.toolName, content: text };
       if (images.length === 0) return { wire, images: [] };
       const parts: WireContentPart[] = [{ type: "text", text: `Images returned by tool ${message.toolName} (call ${message.toolCallId}):` }];
       for (const image of images) parts.push({ type: "image_url", image_url: { url: imageDataUrl(image) } });
@@ -294,16 +305,22 @@ function convertUncached(message: ChatMessage): { wire: WireMessage; images: Wir
 }
 
 function toWireAssistant(message: AssistantMessage): WireMessage {
-  if (message.toolCalls.length === 0) return { role: "assistant", content: message.content };
-  return {
-    role: "assistant",
-    content: message.content === "" ? null : message.content,
-    tool_calls: message.toolCalls.map((call) => ({
-      id: call.id,
-      type: "function",
-      function: { name: call.name, arguments: call.arguments },
-    })),
-  };
+  const wire: WireMessage =
+    message.toolCalls.length === 0
+      ? { role: "assistant", content: message.content }
+      : {
+          role: "assistant",
+          content: message.content === "" ? null : message.content,
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        };
+  // Only the known reasoning fields: a message loaded from a session file could hold anything.
+  const reasoning = message.reasoning;
+  if (reasoning) for (const field of REASONING_FIELDS) if (reasoning[field] !== undefined) (wire as Record<string, unknown>)[field] = reasoning[field];
+  return wire;
 }
 
 /** Text parts joined by newlines; each image is replaced by a placeholder line. */
@@ -329,58 +346,6 @@ export function contentText(parts: ContentPart[]): string {
   return parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
 }
 
-// ---- responses ----
+// ---- responses (see wire-response.ts) ----
 
-type Loose = Record<string, unknown>;
-
-/**
- * A non-streamed response message as an AssistantMessage: `content` (or the refusal text when
- * there is no content), function `tool_calls` (an id is made up when missing), and a non-standard
- * `tool_call` field passed through as `toolCallBlock`.
- */
-export function parseWireMessage(raw: unknown): AssistantMessage {
-  const message = (raw !== null && typeof raw === "object" ? raw : {}) as Loose;
-  let content = typeof message.content === "string" ? message.content : "";
-  if (content === "" && typeof message.refusal === "string") content = message.refusal;
-  const toolCalls: ToolCall[] = [];
-  const wireCalls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-  for (const item of wireCalls) {
-    const call = (item ?? {}) as Loose;
-    const fn = (call.function ?? {}) as Loose;
-    if (typeof fn.name !== "string") continue;
-    toolCalls.push({
-      id: typeof call.id === "string" && call.id !== "" ? call.id : fallbackCallId(toolCalls.length),
-      name: fn.name,
-      arguments: argumentsText(fn.arguments),
-    });
-  }
-  const result: AssistantMessage = { role: "assistant", content, toolCalls };
-  if (message.tool_call !== undefined && message.tool_call !== null) result.toolCallBlock = message.tool_call;
-  return result;
-}
-
-/** Arguments as the raw string; an object (some servers send one) is serialised. */
-export function argumentsText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined || value === null) return "";
-  return JSON.stringify(value);
-}
-
-/** An id for a call the server sent without one. */
-export function fallbackCallId(index: number): string {
-  return `call_${index}`;
-}
-
-/** Usage from the wire (`prompt_tokens` …); missing numbers count as 0 and total defaults to the sum. */
-export function parseUsage(raw: unknown): Usage {
-  const usage = (raw !== null && typeof raw === "object" ? raw : {}) as Loose;
-  const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
-  const promptTokens = count(usage.prompt_tokens);
-  const completionTokens = count(usage.completion_tokens);
-  const total = count(usage.total_tokens);
-  return { promptTokens, completionTokens, totalTokens: total > 0 ? total : promptTokens + completionTokens };
-}
-
-export function zeroUsage(): Usage {
-  return { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-}
+export { argumentsText, parseUsage, parseWireMessage, zeroUsage } from "./wire-response.js";

@@ -12,6 +12,9 @@
  *   await server.close();
  *
  * The script is a list of replies (one per request, in order) or a function of the request.
+ * A server profile (`startChatServer(script, { profile })`, see server-profiles.ts) adds the
+ * request rules of one real server: a request that breaks one is answered with that server's
+ * refusal instead of the script (which does not advance), and is listed in `refusals`.
  * Every request body, every JSON completion and every stream chunk is validated against
  * test/fixtures/openai/chat-completions.schema.json (the official wire format); failures are kept in
  * `validationErrors`. Error bodies, raw string chunks and replies marked `validate: false` are not
@@ -35,7 +38,7 @@ export type ChatReply =
   | {
       kind: "sse";
       /** Objects are sent as JSON (and validated); strings are sent verbatim after `data: `. */
-      chunks: Array<object | string>;
+      chunks: Array<object | string | RawSse>;
       /** Send `data: [DONE]` at the end (default true; ignored when cut). */
       done?: boolean;
       /** Stop after `cut.after` chunks: `destroy` the socket, or `end` the response cleanly but early. */
@@ -44,7 +47,32 @@ export type ChatReply =
       validate?: boolean;
     }
   | { kind: "error"; status: number; body?: unknown; headers?: Record<string, string> }
+  /** A body sent verbatim with its content type (plain text, HTML, a JSON array …); never validated. */
+  | { kind: "raw"; status: number; body: string; contentType: string; headers?: Record<string, string> }
   | { kind: "hang" };
+
+/** An SSE chunk written verbatim (whole lines, e.g. `event: error\ndata: …\n\n`), not after `data: `. */
+export class RawSse {
+  constructor(readonly text: string) {}
+}
+
+/** What a profile rule sees: the request body, and every reply the server sent before it. */
+export interface ProfileContext {
+  /** Replies sent so far (script steps and refusals), in order. */
+  sent: ChatReply[];
+}
+
+/** The request rules of one real server. `check` returns the refusal for a request that breaks one. */
+export interface ServerProfile {
+  name: string;
+  check(body: any, context: ProfileContext): ProfileRefusal | null;
+}
+
+export interface ProfileRefusal {
+  /** What was broken, for `refusals`. */
+  rule: string;
+  reply: ChatReply;
+}
 
 export interface ReceivedRequest {
   method: string;
@@ -80,6 +108,20 @@ export interface StreamSpec extends TurnSpec {
   argumentPieceSize?: number;
   /** Alternate argument pieces of several tool calls instead of sending them one after another. */
   interleaveToolCalls?: boolean;
+  /** Deltas sent right after the role chunk, before any text (e.g. `{reasoning_content: "…"}` pieces). */
+  leadingDeltas?: Record<string, unknown>[];
+}
+
+/** One `chat.completion.chunk` for choice 0 (for streams built by hand). */
+export function streamChunk(delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: "chatcmpl-hand",
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model: DEFAULT_MODEL,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    ...extra,
+  };
 }
 
 const DEFAULT_MODEL = "test-model";
@@ -137,6 +179,7 @@ export function streamChunks(spec: StreamSpec): Record<string, unknown>[] {
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
   });
   const chunks: Record<string, unknown>[] = [chunk({ role: "assistant", content: "" })];
+  for (const delta of spec.leadingDeltas ?? []) chunks.push(chunk(delta));
   const text = spec.content === undefined ? [] : Array.isArray(spec.content) ? spec.content : splitText(spec.content, spec.textPieceSize ?? 3);
   for (const piece of text) chunks.push(chunk({ content: piece }));
   const perCall = (spec.toolCalls ?? []).map((call, index) => {
@@ -181,6 +224,8 @@ export const reply = {
     headers,
   }),
   hang: (): ChatReply => ({ kind: "hang" }),
+  /** A body sent verbatim (status, text, content type). */
+  raw: (status: number, body: string, contentType = "text/plain"): ChatReply => ({ kind: "raw", status, body, contentType }),
 };
 
 // ---- schema ----
@@ -233,16 +278,21 @@ export interface ChatServer {
   validationErrors: string[];
   /** Unknown routes, bad JSON requests, script exhausted, handler crashes. */
   problems: string[];
-  /** Throws when `validationErrors` or `problems` is not empty. */
-  assertClean(): void;
+  /** Requests the profile refused, as `request N: rule`. */
+  refusals: string[];
+  /** Throws when `validationErrors` or `problems` is not empty, or `refusals` is (pass `{ refusals: n }` to expect n). */
+  assertClean(expect?: { refusals?: number }): void;
   close(): Promise<void>;
 }
 
-export async function startChatServer(script: ChatScript): Promise<ChatServer> {
+export async function startChatServer(script: ChatScript, options: { profile?: ServerProfile } = {}): Promise<ChatServer> {
   getValidators();
   const received: ReceivedRequest[] = [];
   const validationErrors: string[] = [];
   const problems: string[] = [];
+  const refusals: string[] = [];
+  const sent: ChatReply[] = [];
+  let answered = 0;
   const sockets = new Set<Socket>();
 
   const nextReply = async (request: ReceivedRequest, index: number): Promise<ChatReply | undefined> =>
@@ -266,7 +316,14 @@ export async function startChatServer(script: ChatScript): Promise<ChatServer> {
     if (body === undefined) problems.push(`request ${index + 1}: body is not JSON`);
     else validationErrors.push(...schemaErrors("request", body, `request ${index + 1}`));
     try {
-      const step = await nextReply(request, index);
+      const refusal = options.profile && body !== undefined ? options.profile.check(body, { sent: [...sent] }) : null;
+      if (refusal) {
+        refusals.push(`request ${index + 1}: ${refusal.rule}`);
+        sent.push(refusal.reply);
+        return await send(res, refusal.reply, `refusal ${index + 1}`, validationErrors);
+      }
+      const step = await nextReply(request, answered++);
+      if (step) sent.push(step);
       if (!step) {
         problems.push(`request ${index + 1}: the script has no reply for it`);
         return sendJson(res, 400, { error: { message: `chat-server script exhausted at request ${index + 1}` } });
@@ -293,8 +350,10 @@ export async function startChatServer(script: ChatScript): Promise<ChatServer> {
     received,
     validationErrors,
     problems,
-    assertClean() {
+    refusals,
+    assertClean(expect = {}) {
       const all = [...validationErrors, ...problems];
+      if (refusals.length !== (expect.refusals ?? 0)) all.push(`expected ${expect.refusals ?? 0} refusals, got:`, ...refusals);
       if (all.length > 0) throw new Error(`chat-server saw problems:\n${all.join("\n")}`);
     },
     close: () =>
@@ -311,6 +370,10 @@ async function send(res: ServerResponse, step: ChatReply, where: string, errors:
       return; // never answer; close() destroys the socket
     case "error":
       return sendJson(res, step.status, step.body ?? { error: { message: `error ${step.status}` } }, step.headers);
+    case "raw":
+      res.writeHead(step.status, { "content-type": step.contentType, ...step.headers });
+      res.end(step.body);
+      return;
     case "json":
       if (step.validate !== false) errors.push(...schemaErrors("response", step.body, where));
       return sendJson(res, step.status ?? 200, step.body, step.headers);
@@ -319,6 +382,10 @@ async function send(res: ServerResponse, step: ChatReply, where: string, errors:
       const count = step.cut ? Math.min(step.cut.after, step.chunks.length) : step.chunks.length;
       for (let i = 0; i < count; i++) {
         const chunk = step.chunks[i];
+        if (chunk instanceof RawSse) {
+          await write(res, chunk.text);
+          continue;
+        }
         if (typeof chunk !== "string" && step.validate !== false) errors.push(...schemaErrors("chunk", chunk, `${where} chunk ${i + 1}`));
         await write(res, `data: ${typeof chunk === "string" ? chunk : JSON.stringify(chunk)}\n\n`);
         if (step.chunkDelayMs) await new Promise((r) => setTimeout(r, step.chunkDelayMs));

@@ -1,0 +1,108 @@
+/**
+ * Tool calls written into the answer's text, for servers without a tool-call parser (opt-in:
+ * `model.textToolCalls`). Read only when the response has no `tool_calls` and no `tool_call`
+ * field. Two forms:
+ * - `<tool_call>{"name": …, "arguments": …}</tool_call>`, one or several (Hermes, Qwen, old
+ *   Ollama); a last tag the model left unclosed counts when the rest is the JSON. The text
+ *   outside the tags stays the assistant's text (trimmed). A tag whose content is not a JSON
+ *   object with a string `name` is not a call and stays in the text as written.
+ * - the whole answer a JSON object `{"tool_call": {…}}`, optionally in one fenced code block;
+ *   the answer's text is then "".
+ * A call is `{name, arguments}` or `{function: {name, arguments}}`; `args` and `parameters` are
+ * accepted for `arguments`; an id is taken when given, else left "" for the loop to make.
+ */
+import type { AssistantMessage, ModelRequest, Provider, ToolCall } from "./types.js";
+import { isPlainObject } from "../tools/arguments.js";
+
+export interface TextToolCalls {
+  toolCalls: ToolCall[];
+  /** The text that remains the assistant's answer. */
+  content: string;
+}
+
+/** The calls written in `content`, or null when it holds none (see module rules). */
+export function parseTextToolCalls(content: string): TextToolCalls | null {
+  if (content.includes(OPEN_TAG)) {
+    const tagged = parseTaggedCalls(content);
+    if (tagged) return tagged;
+  }
+  const call = blockToCall(parseContentBlock(content));
+  return call ? { toolCalls: [call], content: "" } : null;
+}
+
+/** A provider whose answers have their text-embedded calls turned into tool calls. */
+export function withTextToolCalls(provider: Provider): Provider {
+  return {
+    model: provider.model,
+    async complete(request: ModelRequest) {
+      const response = await provider.complete(request);
+      const message = withCallsFromText(response.message);
+      return message === response.message ? response : { ...response, message };
+    },
+    ...(provider.describeRequest ? { describeRequest: provider.describeRequest.bind(provider) } : {}),
+  };
+}
+
+/** `message` with its text-embedded calls parsed, or `message` itself when there is nothing to parse. */
+export function withCallsFromText(message: AssistantMessage): AssistantMessage {
+  if (message.toolCalls.length > 0 || (message.toolCallBlock !== undefined && message.toolCallBlock !== null)) return message;
+  const parsed = parseTextToolCalls(message.content);
+  return parsed ? { ...message, content: parsed.content, toolCalls: parsed.toolCalls } : message;
+}
+
+const OPEN_TAG = "<tool_call>";
+const CLOSE_TAG = "</tool_call>";
+
+function parseTaggedCalls(content: string): TextToolCalls | null {
+  const toolCalls: ToolCall[] = [];
+  const kept: string[] = [];
+  let at = 0;
+  for (;;) {
+    const open = content.indexOf(OPEN_TAG, at);
+    if (open < 0) break;
+    const close = content.indexOf(CLOSE_TAG, open + OPEN_TAG.length);
+    const inner = content.slice(open + OPEN_TAG.length, close < 0 ? content.length : close);
+    const end = close < 0 ? content.length : close + CLOSE_TAG.length;
+    const call = blockToCall(parseJsonObject(inner));
+    kept.push(content.slice(at, open));
+    if (call) toolCalls.push(call);
+    else kept.push(content.slice(open, end));
+    at = end;
+    if (close < 0) break;
+  }
+  kept.push(content.slice(at));
+  if (toolCalls.length === 0) return null;
+  return { toolCalls, content: kept.join("").trim() };
+}
+
+function parseContentBlock(content: string): unknown {
+  const trimmed = content.trim();
+  if (!trimmed.includes("tool_call")) return undefined;
+  const fenced = /^```[A-Za-z]*\s*\n([\s\S]*?)\n?```$/.exec(trimmed);
+  const parsed = parseJsonObject(fenced ? fenced[1] : trimmed);
+  return parsed ? parsed.tool_call : undefined;
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const json = text.trim();
+  if (!json.startsWith("{")) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return isPlainObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A call from `{name, arguments, id?}` or `{function: {name, arguments}, id?}`; null when it names no function. */
+export function blockToCall(block: unknown): ToolCall | null {
+  if (!isPlainObject(block)) return null;
+  const fn = isPlainObject(block.function) ? block.function : block;
+  if (typeof fn.name !== "string" || fn.name === "") return null;
+  const args = fn.arguments ?? fn.args ?? fn.parameters ?? {};
+  return {
+    id: typeof block.id === "string" ? block.id : "",
+    name: fn.name,
+    arguments: typeof args === "string" ? args : JSON.stringify(args),
+  };
+}
