@@ -1,7 +1,39 @@
-/** Where yiem's own files are (package root) and where it keeps caches that survive between runs. */
-import { accessSync, constants, existsSync } from "node:fs";
+/**
+ * Where yiem's own files are (package root) and where it keeps caches that survive between runs.
+ * Cache rules (docs/performance.md, "Caches"):
+ * - a cache folder is used only when owned by the current user and not writable by group or
+ *   others (the package's folder and the `modules`/`specs` folders: and not a symbolic link); an
+ *   untrusted package folder is replaced by the user cache folder, and yiem caches nothing when
+ *   that one (or an untrusted `$YIEM_CACHE_DIR`) is not trusted;
+ * - entries are signed with an HMAC under a per-user secret key (`cacheKeyFolder()/key`, 32 random
+ *   bytes, mode 0600), which never lives in the package's folder: a cache shipped with a checkout
+ *   cannot carry a valid entry;
+ * - only regular files are read (opened non-blocking, checked with fstat), so a FIFO never blocks;
+ * - entries unused for 30 days are deleted, checked at most once a day, when something is written;
+ *   only files with yiem's entry names are ever deleted.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+  type Stats,
+} from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 let root: string | undefined;
@@ -24,7 +56,7 @@ let defaultCacheDir: string | undefined;
  * `$YIEM_CACHE_DIR`; else `node_modules/.cache/yiem` of this package when this process may write
  * there; else (a global install owned by another user, a read-only file system)
  * `$XDG_CACHE_HOME/yiem`, or `~/.cache/yiem`. A cache that cannot be written anyway only costs
- * speed: every user of it ignores write failures.
+ * speed: every user of it ignores write failures. `cacheFolder` checks that it may be trusted.
  */
 export function yiemCacheDir(): string {
   if (process.env.YIEM_CACHE_DIR) return process.env.YIEM_CACHE_DIR;
@@ -45,7 +77,12 @@ export function defaultCacheDirFor(inputs: {
 }): string {
   const inPackage = join(inputs.packageRoot, "node_modules", ".cache", "yiem");
   if (inputs.writable(inPackage)) return inPackage;
-  return join(inputs.env.XDG_CACHE_HOME || join(inputs.home, ".cache"), "yiem");
+  return userCacheDirFor(inputs.env, inputs.home);
+}
+
+/** `$XDG_CACHE_HOME/yiem`, or `~/.cache/yiem`. */
+function userCacheDirFor(env: NodeJS.ProcessEnv, home: string): string {
+  return join(env.XDG_CACHE_HOME || join(home, ".cache"), "yiem");
 }
 
 /** Whether `dir` exists and is writable, or its nearest existing ancestor is. */
@@ -60,5 +97,216 @@ function writableOrCreatable(dir: string): boolean {
       }
     }
     if (dirname(at) === at) return false;
+  }
+}
+
+/** Whether a cache folder may be used: a folder owned by `uid`, not writable by group or others. */
+export function trustedCacheFolder(stats: Pick<Stats, "uid" | "mode" | "isDirectory"> | undefined, uid: number | undefined): boolean {
+  if (!stats?.isDirectory()) return false;
+  if (uid === undefined) return true; // no POSIX owners (Windows)
+  return stats.uid === uid && (stats.mode & 0o022) === 0;
+}
+
+/**
+ * `dir`, created (mode 0700) when missing, if it is a trusted cache folder; else null. With
+ * `followLink` false, a symbolic link there is not trusted (yiem's own folders are never links).
+ */
+function trustedFolder(dir: string, followLink = true): string | null {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return trustedCacheFolder(followLink ? statSync(dir) : lstatSync(dir), process.getuid?.()) ? dir : null;
+  } catch {
+    return null;
+  }
+}
+
+const trustedBases = new Map<string, string | null>();
+
+/** The trusted cache base folder for the current settings (see `cacheBaseFor`), or null. */
+function cacheBase(): string | null {
+  const chosen = yiemCacheDir();
+  let base = trustedBases.get(chosen);
+  if (base === undefined) {
+    const user = userCacheDirFor(process.env, homedir());
+    const explicit = Boolean(process.env.YIEM_CACHE_DIR);
+    // The package's own folder may not be a link (a checkout could point it anywhere); a folder the
+    // user names, or the user cache folder, may.
+    const trusted = (dir: string) => trustedFolder(dir, explicit || dir === user) !== null;
+    base = cacheBaseFor({ chosen, explicit, user, trusted });
+    trustedBases.set(chosen, base);
+  }
+  return base;
+}
+
+/**
+ * The cache base folder: `chosen` (`yiemCacheDir()`) when trusted; else, unless the user chose it
+ * (`$YIEM_CACHE_DIR`: yiem does not write elsewhere instead), the user cache folder when trusted;
+ * else null (no caching).
+ */
+export function cacheBaseFor(inputs: { chosen: string; explicit: boolean; user: string; trusted: (dir: string) => boolean }): string | null {
+  if (inputs.trusted(inputs.chosen)) return inputs.chosen;
+  if (inputs.explicit || inputs.user === inputs.chosen) return null;
+  return inputs.trusted(inputs.user) ? inputs.user : null;
+}
+
+const trustedSubfolders = new Map<string, string | null>();
+
+/** The trusted cache folder `name` (`specs`, `modules`), created when missing; null: cache nothing. */
+export function cacheFolder(name: string): string | null {
+  const base = cacheBase();
+  if (base === null || cacheKey() === null) return null;
+  const dir = join(base, name);
+  let trusted = trustedSubfolders.get(dir);
+  if (trusted === undefined) {
+    trusted = trustedFolder(dir, false);
+    trustedSubfolders.set(dir, trusted);
+  }
+  return trusted;
+}
+
+/**
+ * The folder of the per-user key: `$YIEM_CACHE_DIR` when set (the user chose it), else the user
+ * cache folder. Never the package's own folder, which a checkout could ship.
+ */
+export function cacheKeyFolder(): string {
+  return process.env.YIEM_CACHE_DIR || userCacheDirFor(process.env, homedir());
+}
+
+const keys = new Map<string, Buffer | null>();
+
+/** The per-user secret of cache HMACs (read, or made once); null when no trusted place holds one. */
+function cacheKey(): Buffer | null {
+  const folder = cacheKeyFolder();
+  let key = keys.get(folder);
+  if (key === undefined) {
+    key = trustedFolder(folder) === null ? null : readOrMakeKey(join(folder, "key"));
+    keys.set(folder, key);
+  }
+  return key;
+}
+
+const KEY_BYTES = 32;
+
+function readOrMakeKey(file: string): Buffer | null {
+  const existing = readKey(file);
+  if (existing) return existing;
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    writeFileSync(temp, randomBytes(KEY_BYTES), { flag: "wx", mode: 0o600 });
+    try {
+      linkSync(temp, file); // atomic, and never replaces a key another process just made
+    } catch (error) {
+      // An unusable key is replaced; so is any key where hard links are not supported (a race then
+      // only costs the other process its cache entries).
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !readKey(file)) renameSync(temp, file);
+    }
+    return readKey(file);
+  } catch {
+    return null;
+  } finally {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // already renamed, or never written
+    }
+  }
+}
+
+/** The key in `file` when it is a regular file of the current user, mode 0600 or stricter, of the right size. */
+function readKey(file: string): Buffer | null {
+  const read = readCacheFile(file);
+  if (!read || read.bytes.length !== KEY_BYTES) return null;
+  const uid = process.getuid?.();
+  if (uid !== undefined && (read.stats.uid !== uid || (read.stats.mode & 0o077) !== 0)) return null;
+  return read.bytes;
+}
+
+/** Hex HMAC-SHA256 of `parts` (each ended by NUL) under the per-user key; null when there is none. */
+export function cacheMac(...parts: string[]): string | null {
+  const key = cacheKey();
+  if (!key) return null;
+  const hmac = createHmac("sha256", key);
+  for (const part of parts) hmac.update(part).update("\0");
+  return hmac.digest("hex");
+}
+
+/**
+ * The bytes and stats of the cache file `file`, or undefined when it is missing, unreadable or not
+ * a regular file (opened non-blocking: a FIFO is refused, never waited on).
+ */
+export function readCacheFile(file: string): { bytes: Buffer; stats: Stats } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = fstatSync(fd);
+    return stats.isFile() ? { bytes: readFileSync(fd), stats } : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes `text` to `file` through a new temp file (never an existing one) renamed into place. Throws. */
+export function writeCacheFile(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    writeFileSync(temp, text, { flag: "wx", mode: 0o600 });
+    renameSync(temp, file);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // nothing was written
+    }
+    throw error;
+  }
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Entries whose file was not used (mtime) for this long are deleted. */
+export const UNUSED_ENTRY_MS = 30 * DAY_MS;
+const STALE_TEMP_MS = 60 * 60 * 1000;
+
+/** Marks the entry `file` (with `stats`) as used: its mtime is moved to now when over a day old. */
+export function noteUsed(file: string, stats: Stats, now = Date.now()): void {
+  if (now - stats.mtimeMs < DAY_MS) return;
+  try {
+    utimesSync(file, new Date(now), new Date(now));
+  } catch {
+    // a cache entry that cannot be touched is only pruned earlier
+  }
+}
+
+/** Names yiem gives cache entries (64 hex digits, then `.pack`, `.json` or `.ok`) and their temp files. */
+const ENTRY_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok)$/;
+const TEMP_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok)\.\d+\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Deletes the entries of the cache folder `dir` unused for UNUSED_ENTRY_MS and temp files left for
+ * an hour; at most once a day per folder (the marker `.pruned-<name>` next to it records when).
+ * Only files named as yiem names them are ever deleted.
+ */
+export function pruneCacheFolder(dir: string, now = Date.now()): void {
+  const marker = join(dirname(dir), `.pruned-${basename(dir)}`);
+  try {
+    const last = statSync(marker, { throwIfNoEntry: false });
+    if (last && now - last.mtimeMs < DAY_MS) return;
+    writeCacheFile(marker, "");
+    for (const name of readdirSync(dir)) {
+      const file = join(dir, name);
+      const temp = TEMP_NAME.test(name);
+      if (!temp && !ENTRY_NAME.test(name)) continue;
+      const stats = statSync(file, { throwIfNoEntry: false });
+      if (!stats?.isFile()) continue;
+      const limit = temp ? STALE_TEMP_MS : UNUSED_ENTRY_MS;
+      if (now - stats.mtimeMs > limit) unlinkSync(file);
+    }
+  } catch {
+    // pruning is housekeeping: it is tried again another day
   }
 }

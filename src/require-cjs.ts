@@ -1,5 +1,5 @@
 /**
- * This package's `require`. CommonJS dependencies (yargs, cosmiconfig, ajv for the spec, sucrase)
+ * This package's `require`. CommonJS dependencies (yargs, ajv for the spec, sucrase)
  * are loaded with it, not with `import()`: importing a CommonJS package as an ES module makes Node
  * scan every file of it for export names first (cjs-module-lexer), ~10 ms per package, paid on
  * every start-up (docs/performance.md). The tool loader also requires the built library with it

@@ -1,12 +1,21 @@
 /**
- * Finding the spec file: cosmiconfig 9 from `cwd` up to the project root (the first folder
- * holding a package.json), trying SEARCH_PLACES in order in each folder; or exactly the file
- * `-c` names. An existing spec file counts even when empty; package.json counts only with a
- * `yiem` property.
+ * Finding the spec file, without running any code. yiem searches itself rather than through
+ * cosmiconfig: `cosmiconfig()` always first reads a "meta config" of the working folder
+ * (`.config/config.{json,yaml,js,ts,…}`, package.json#cosmiconfig), runs JavaScript ones and lets
+ * them swap the search places, and no option turns that off. Rules (docs/spec.md):
+ * - from `cwd` upward, each folder tries SEARCH_PLACES in order; the first spec found wins;
+ * - the search ends after the project root (the first folder holding package.json, package.yaml
+ *   or .git) or after the home folder, whichever comes first; the file-system root is never searched;
+ * - a folder above `cwd` is searched only when it is owned by the current user or root and is not
+ *   writable by everyone; an untrusted folder ends the search before it;
+ * - a spec must be a regular file: a FIFO, socket or device is an error and is never read; a
+ *   folder of that name is skipped; an existing file counts even when empty; package.json counts
+ *   only with a `yiem` property;
+ * - `-c` names exactly one file (same regular-file rule, no search).
  */
-import { readFile } from "node:fs/promises";
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, statSync, type Stats } from "node:fs";
+import { homedir } from "node:os";
 import path from "node:path";
-import { requireCjs } from "../require-cjs.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
 
@@ -20,41 +29,96 @@ export const SEARCH_PLACES = [
   "package.json",
 ] as const;
 
-/** Search from `cwd` upward; null when no spec exists. */
-export async function findSpecFile(cwd: string, useCache = false): Promise<ParsedSpecFile | null> {
-  const { cosmiconfig } = requireCjs("cosmiconfig") as typeof import("cosmiconfig");
-  const parsedFiles = new Map<string, ParsedSpecFile>();
-  // The loader parses (so syntax errors carry file and line) and hands cosmiconfig a stand-in,
-  // which keeps cosmiconfig's own `$import` merging out of the spec.
-  const loader = async (filepath: string, content: string): Promise<object> => {
-    const parsed = await parseSpecText(filepath, content, cwd, useCache);
-    parsedFiles.set(filepath, parsed);
-    if (path.basename(filepath) === "package.json") return parsed.value === null ? {} : { yiem: {} };
-    return {};
-  };
-  const explorer = cosmiconfig("yiem", {
-    searchStrategy: "project",
-    searchPlaces: [...SEARCH_PLACES],
-    packageProp: "yiem",
-    ignoreEmptySearchPlaces: false,
-    cache: false,
-    loaders: { ".yaml": loader, ".yml": loader, ".json": loader, noExt: loader },
-  });
-  const result = await explorer.search(cwd);
-  if (!result) return null;
-  return parsedFiles.get(result.filepath) ?? parseSpecText(result.filepath, "", cwd);
+/** A folder holding one of these is a project root: the search ends there. */
+const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
+
+/** Search from `cwd` upward (rules above); null when no spec exists. `home` ends the search too. */
+export async function findSpecFile(cwd: string, useCache = false, home: string = homedir()): Promise<ParsedSpecFile | null> {
+  const start = path.resolve(cwd);
+  for (const dir of searchFolders(start, home ? path.resolve(home) : undefined)) {
+    for (const place of SEARCH_PLACES) {
+      const file = path.join(dir, place);
+      const text = readSpecText(file, start, true);
+      if (text === undefined) continue;
+      const parsed = text.trim() === "" ? emptySpec(file) : await parseSpecText(file, text, start, useCache);
+      if (place === "package.json" && parsed.value === null) continue;
+      return parsed;
+    }
+  }
+  return null;
 }
 
 /** Load exactly `file` (relative to cwd), as `-c/--config` asks. */
 export async function readSpecFile(file: string, cwd: string, useCache = false): Promise<ParsedSpecFile> {
   const absolute = path.resolve(cwd, file);
-  let text: string;
+  const text = readSpecText(absolute, cwd, false) ?? "";
+  return text.trim() === "" ? emptySpec(absolute) : parseSpecText(absolute, text, cwd, useCache);
+}
+
+/** The folders to search, nearest first (rules above). */
+export function* searchFolders(start: string, home: string | undefined): Generator<string> {
+  const uid = process.getuid?.();
+  for (let dir = start; path.dirname(dir) !== dir; ) {
+    yield dir;
+    if (dir === home || PROJECT_MARKERS.some((marker) => existsSync(path.join(dir, marker)))) return;
+    const parent = path.dirname(dir);
+    if (!searchableFolder(statSync(parent, { throwIfNoEntry: false }), uid)) return;
+    dir = parent;
+  }
+}
+
+/** Whether a folder above the start may be searched: owned by `uid` or root, not writable by everyone. */
+export function searchableFolder(stats: Pick<Stats, "uid" | "mode" | "isDirectory"> | undefined, uid: number | undefined): boolean {
+  if (!stats?.isDirectory()) return false;
+  if (uid === undefined) return true; // no POSIX owners (Windows)
+  return (stats.uid === uid || stats.uid === 0) && (stats.mode & 0o002) === 0;
+}
+
+/**
+ * The text of the spec file `file`, refusing anything but a regular file without blocking on it
+ * (opened non-blocking, checked with fstat). In a search (`missingOk`), a missing file or a folder
+ * gives undefined; otherwise those are errors too.
+ */
+function readSpecText(file: string, cwd: string, missingOk: boolean): string | undefined {
+  const fail = (reason: string) => new ConfigError(`config file ${displayPath(file, cwd)} ${reason}`, { file, key: missingOk ? undefined : "--config" });
+  let fd: number;
   try {
-    text = await readFile(absolute, "utf8");
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code})`;
-    throw new ConfigError(`config file ${displayPath(absolute, cwd)} ${reason}`, { file: absolute, key: "--config" });
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      if (missingOk) return undefined;
+      throw fail("not found");
+    }
+    if (code === "EISDIR") {
+      if (missingOk) return undefined;
+      throw fail("is a folder");
+    }
+    if (code === "ENXIO") throw fail("is not a regular file (a socket)");
+    throw fail(`cannot be read (${code})`);
   }
-  return parseSpecText(absolute, text, cwd, useCache);
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) {
+      if (missingOk) return undefined;
+      throw fail("is a folder");
+    }
+    if (!stats.isFile()) throw fail(`is not a regular file (${fileKind(stats)})`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What a non-regular file is, for messages. */
+export function fileKind(stats: Stats): string {
+  if (stats.isFIFO()) return "a FIFO";
+  if (stats.isSocket()) return "a socket";
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
+  if (stats.isDirectory()) return "a folder";
+  return "not a file";
+}
+
+function emptySpec(file: string): ParsedSpecFile {
+  return { file, value: null, lineOf: () => undefined };
 }

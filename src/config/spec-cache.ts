@@ -5,40 +5,44 @@
  *   map), so any error found on a cached spec is reported by loading again without the cache;
  * - "this interpolated spec is valid" is keyed by the value's JSON and the schema's text, so a
  *   changed environment variable or schema is checked again;
+ * - entry names and contents are HMACs under the per-user cache key (cache-dir.ts), so an entry
+ *   planted in the cache folder (a checkout shipping one) never matches: it is ignored;
+ * - entries unused for 30 days are pruned (cache-dir.ts);
  * - the cache is an optimisation only: every read or write failure is ignored.
  */
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { yiemCacheDir } from "../cache-dir.js";
+import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile } from "../cache-dir.js";
 
-const FORMAT = "spec-cache-1";
+const FORMAT = "spec-cache-2";
 
-function key(...parts: string[]): string {
-  const hash = createHash("sha256");
-  for (const part of [FORMAT, ...parts]) hash.update(part).update("\0");
-  return hash.digest("hex").slice(0, 40);
+/** The entry name for `parts` (an HMAC), or null when nothing may be cached. */
+function entryName(suffix: string, ...parts: string[]): string | null {
+  const mac = cacheMac(FORMAT, ...parts);
+  return mac === null ? null : `${mac}${suffix}`;
 }
 
-function folder(): string {
-  return join(yiemCacheDir(), "specs");
+/** The body of the entry `name`, when its signature (first line) is valid. */
+function read(name: string | null): string | undefined {
+  const folder = name && cacheFolder("specs");
+  if (!name || !folder) return undefined;
+  const file = join(folder, name);
+  const hit = readCacheFile(file);
+  if (!hit) return undefined;
+  const text = hit.bytes.toString("utf8");
+  const newline = text.indexOf("\n");
+  const body = text.slice(newline + 1);
+  if (newline < 0 || text.slice(0, newline) !== cacheMac(FORMAT, "entry", name, body)) return undefined;
+  noteUsed(file, hit.stats);
+  return body;
 }
 
-function read(name: string): string | undefined {
+function write(name: string | null, body: string): void {
+  const folder = name && cacheFolder("specs");
+  const mac = name && cacheMac(FORMAT, "entry", name, body);
+  if (!name || !folder || !mac) return;
   try {
-    return readFileSync(join(folder(), name), "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-function write(name: string, text: string): void {
-  try {
-    mkdirSync(folder(), { recursive: true });
-    const target = join(folder(), name);
-    const temp = `${target}.${process.pid}.tmp`;
-    writeFileSync(temp, text);
-    renameSync(temp, target);
+    writeCacheFile(join(folder, name), `${mac}\n${body}`);
+    pruneCacheFolder(folder);
   } catch {
     // a cache that cannot be written only costs speed
   }
@@ -46,7 +50,7 @@ function write(name: string, text: string): void {
 
 /** The cached parse of `file` with exactly `text`, if any. */
 export function cachedParse(file: string, text: string): { value: unknown } | undefined {
-  const hit = read(`${key("parse", file, text)}.json`);
+  const hit = read(entryName(".json", "parse", file, text));
   if (hit === undefined) return undefined;
   try {
     return { value: (JSON.parse(hit) as { value: unknown }).value };
@@ -56,14 +60,14 @@ export function cachedParse(file: string, text: string): { value: unknown } | un
 }
 
 export function storeParse(file: string, text: string, value: unknown): void {
-  write(`${key("parse", file, text)}.json`, JSON.stringify({ value }));
+  write(entryName(".json", "parse", file, text), JSON.stringify({ value }));
 }
 
 /** Whether `value` was already found valid against the schema with text `schemaText`. */
 export function knownValid(value: unknown, schemaText: string): boolean {
-  return read(`${key("valid", schemaText, JSON.stringify(value))}.ok`) !== undefined;
+  return read(entryName(".ok", "valid", schemaText, JSON.stringify(value))) !== undefined;
 }
 
 export function storeValid(value: unknown, schemaText: string): void {
-  write(`${key("valid", schemaText, JSON.stringify(value))}.ok`, "");
+  write(entryName(".ok", "valid", schemaText, JSON.stringify(value)), "");
 }

@@ -7,7 +7,11 @@
  *   500 tools is one read when warm and one write when cold;
  * - new entries are written once the current burst of loads is over (or at process exit at the
  *   latest): merged with what is on disk then, to a temp file renamed into place, so a reader sees
- *   a whole pack or none. Entries of files that no longer exist are dropped on a write.
+ *   a whole pack or none. Entries of files that no longer exist are dropped on a write;
+ * - a pack is signed: its second line is an HMAC of its folder and content under the per-user cache
+ *   key (cache-dir.ts), so a pack yiem did not write itself (say, one shipped with a checkout in
+ *   node_modules/.cache/yiem) reads as empty and none of its code runs. Packs unused for 30 days
+ *   are deleted, and only a trusted cache folder is used (cache-dir.ts);
  * - an entry also keeps the stat signature (size, mtime, ctime, inode, device) its source had when
  *   read, if the file had then been unchanged for STAT_TRUST_MS (so a write in the same clock
  *   tick cannot look unchanged; `ctime` cannot be set back by tools that preserve mtimes): a file
@@ -16,13 +20,13 @@
  * - the cache is only ever an optimisation: every read or write failure is ignored.
  */
 import { hash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from "node:fs";
+import { existsSync, readFileSync, statSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { yiemCacheDir } from "../../cache-dir.js";
+import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile } from "../../cache-dir.js";
 import { requireCjs } from "../../require-cjs.js";
 
 /** Bump when the transformed code, the way it is run or the pack layout changes. */
-const FORMAT_VERSION = "yiem-modules-4";
+const FORMAT_VERSION = "yiem-modules-5";
 
 /** A source unchanged for this long when read is trusted to be unchanged while its stat matches. */
 const STAT_TRUST_MS = 2000;
@@ -42,9 +46,9 @@ function getSucraseVersion(): string {
   return sucraseVersion;
 }
 
-/** The cache folder of transformed modules (follows `YIEM_CACHE_DIR` at call time). */
-export function modulesCacheDir(): string {
-  return join(yiemCacheDir(), "modules");
+/** The trusted cache folder of transformed modules (follows `YIEM_CACHE_DIR`), or null: no caching. */
+export function modulesCacheDir(): string | null {
+  return cacheFolder("modules");
 }
 
 /** The cache key of `source` read from the absolute path `file`. */
@@ -69,7 +73,10 @@ function signatureOf(stats: Stats): string {
 }
 
 interface Pack {
-  file: string;
+  /** The pack file; null when no trusted cache folder exists (nothing is read or written). */
+  file: string | null;
+  /** The source folder whose files the pack holds. */
+  folder: string;
   entries: Map<string, Entry>;
   /** Paths whose entry this process looked up or added (never dropped on a write). */
   used: Set<string>;
@@ -85,30 +92,42 @@ function packFor(folder: string): Pack {
   const id = `${cacheDir}\0${folder}`;
   let pack = packs.get(id);
   if (!pack) {
-    const file = join(cacheDir, `${hash("sha256", `${FORMAT_VERSION}\0${folder}`, "hex")}.pack`);
-    pack = { file, entries: readPack(file), used: new Set(), dirty: false };
+    const file = cacheDir === null ? null : join(cacheDir, `${hash("sha256", `${FORMAT_VERSION}\0${folder}`, "hex")}.pack`);
+    pack = { file, folder, entries: readPack(file, folder), used: new Set(), dirty: false };
     packs.set(id, pack);
   }
   return pack;
 }
 
+/** The signature of a pack's content `body` for the source folder `folder`. */
+function packMac(folder: string, body: string): string | null {
+  return cacheMac(FORMAT_VERSION, "pack", folder, body);
+}
+
 /**
- * Pack layout: the format line, a JSON line `[[path, key, length, stat], …]`, then every entry's code
- * back to back (lengths in UTF-16 units). Anything unexpected reads as an empty pack.
+ * Pack layout: the format line, the signature line (`packMac` of everything after it), a JSON line
+ * `[[path, key, length, stat], …]`, then every entry's code back to back (lengths in UTF-16 units).
+ * Anything unexpected, or a wrong signature, reads as an empty pack.
  */
-function readPack(file: string): Map<string, Entry> {
+function readPack(file: string | null, folder: string): Map<string, Entry> {
   const entries = new Map<string, Entry>();
+  if (file === null) return entries;
   try {
-    const text = readFileSync(file, "utf8");
+    const read = readCacheFile(file);
+    if (!read) return entries;
+    const text = read.bytes.toString("utf8");
     if (!text.startsWith(PACK_MAGIC)) return entries;
-    const headerEnd = text.indexOf("\n", PACK_MAGIC.length);
-    const header = JSON.parse(text.slice(PACK_MAGIC.length, headerEnd)) as Array<[string, string, number, string | null]>;
+    const macEnd = text.indexOf("\n", PACK_MAGIC.length);
+    if (macEnd < 0 || text.slice(PACK_MAGIC.length, macEnd) !== packMac(folder, text.slice(macEnd + 1))) return entries;
+    const headerEnd = text.indexOf("\n", macEnd + 1);
+    const header = JSON.parse(text.slice(macEnd + 1, headerEnd)) as Array<[string, string, number, string | null]>;
     let offset = headerEnd + 1;
     for (const [path, key, length, stat] of header) {
       entries.set(path, { key, code: text.slice(offset, offset + length), stat: typeof stat === "string" ? stat : null });
       offset += length;
     }
     if (offset !== text.length) entries.clear();
+    else noteUsed(file, read.stats);
   } catch {
     entries.clear();
   }
@@ -178,7 +197,8 @@ function flushPacks(): void {
   for (const pack of packs.values()) {
     if (!pack.dirty) continue;
     pack.dirty = false;
-    for (const [path, entry] of readPack(pack.file)) {
+    if (pack.file === null) continue;
+    for (const [path, entry] of readPack(pack.file, pack.folder)) {
       if (!pack.entries.has(path)) pack.entries.set(path, entry);
     }
     for (const path of pack.entries.keys()) {
@@ -189,22 +209,20 @@ function flushPacks(): void {
 }
 
 function writePack(pack: Pack): void {
+  if (pack.file === null) return;
   const header: Array<[string, string, number, string | null]> = [];
   const codes: string[] = [];
   for (const [path, { key, code, stat }] of pack.entries) {
     header.push([path, key, code.length, stat]);
     codes.push(code);
   }
-  const temp = `${pack.file}.${process.pid}.tmp`;
+  const body = `${JSON.stringify(header)}\n${codes.join("")}`;
+  const mac = packMac(pack.folder, body);
+  if (mac === null) return;
   try {
-    mkdirSync(dirname(pack.file), { recursive: true });
-    writeFileSync(temp, `${PACK_MAGIC}${JSON.stringify(header)}\n${codes.join("")}`);
-    renameSync(temp, pack.file);
+    writeCacheFile(pack.file, `${PACK_MAGIC}${mac}\n${body}`);
+    pruneCacheFolder(dirname(pack.file));
   } catch {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // nothing was written
-    }
+    // a cache that cannot be written only costs speed
   }
 }
