@@ -119,8 +119,8 @@ describe("command tools: bash", () => {
 });
 
 describe("command tools: Node", () => {
-  it("uses a JSON object with a content array on stdout as the result; cwd defaults to the manifest folder", async () => {
-    const tool = await loadCommandTool(nodeManifest("report", "env.mjs"));
+  it("with output: result, uses a JSON object with a content array on stdout as the result; cwd defaults to the manifest folder", async () => {
+    const tool = await loadCommandTool(nodeManifest("report", "env.mjs", { output: "result" }));
     const { result, error } = await call(tool, { n: 1 });
     expect(error).toBeNull();
     expect(result?.content).toEqual([{ type: "text", text: "report" }]);
@@ -136,6 +136,7 @@ describe("command tools: Node", () => {
       PASSED_TOKEN: "tok-passed", YIEM_TEST_PLAIN: "plain",
     });
     const tool = await loadCommandTool(nodeManifest("secrets", "env.mjs", {
+      output: "result",
       env: { PASSED_TOKEN: "${PASSED_TOKEN}", GREETING: "hi ${YIEM_TEST_PLAIN} ${NOPE_UNSET:-there}", UNSET_ONLY: "${NOPE_UNSET}" },
     }));
     const { result } = await call(tool, {});

@@ -172,11 +172,11 @@ describe("paths", () => {
     });
   });
 
-  it("resolves flag paths against cwd, and writeToolDir defaults to the first tool folder", async () => {
+  it("resolves flag paths against cwd, and writeToolDir is never a tool folder by default", async () => {
     const p = project({ "agent.config.yaml": "model: m\ntoolDirs: [a]\n", "a/": "", "sub/b/": "", "sub/c/": "" });
     const spec = await load(p.path("sub"), { overrides: { toolDirs: ["b", "c"] } });
     expect(spec.toolDirs).toEqual([p.path("sub/b"), p.path("sub/c")]);
-    expect(spec.writeToolDir).toBe(p.path("sub/b"));
+    expect(spec.writeToolDir).toBeNull();
     expect(spec.sources.toolDirs).toBe("flag");
   });
 

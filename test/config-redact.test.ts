@@ -75,4 +75,18 @@ describe("secretValues / redactText", () => {
     expect(secrets).toEqual(["extra-secret", "abcdefghij", "123456"]);
     expect(redactText("a abcdefghij b 123456 /home/me", secrets)).toBe("a *** b *** /home/me");
   });
+
+  it("also hides what children never inherit: credential carriers and URLs with a password", () => {
+    const env = {
+      DATABASE_URL: "postgres://app@db/prod",
+      SENTRY_DSN: "https://abc123@o1.ingest.example/9",
+      SLACK_WEBHOOK_URL: "https://hooks.example/T000/B000",
+      REDIS_URL: "redis://:hunter22@cache:6379",
+      HTTPS_PROXY: "http://proxy.example:3128",
+      GIT_AUTHOR_NAME: "Ada Lovelace",
+    };
+    const secrets = secretValues(env);
+    expect(secrets.sort()).toEqual([env.DATABASE_URL, env.REDIS_URL, env.SENTRY_DSN, env.SLACK_WEBHOOK_URL].sort());
+    expect(redactText(`proxy ${env.HTTPS_PROXY} by ${env.GIT_AUTHOR_NAME}`, secrets)).toBe(`proxy ${env.HTTPS_PROXY} by ${env.GIT_AUTHOR_NAME}`);
+  });
 });

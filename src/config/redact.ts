@@ -1,22 +1,41 @@
 /**
  * Secret-free views of a resolved spec (`yiem config`, `--dry-run`) and of messages.
- * Rules: the API key is shown as `*** (from VAR)` or null; the value of every environment
- * variable whose name looks secret (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL) is
- * replaced by `***` wherever it appears inside a string (values shorter than 6 characters are
- * only hidden in the apiKey field: they would match ordinary text).
+ * Rules: the API key is shown as `*** (from VAR)` or null; the value of every secret environment
+ * variable (`isSecretVariable`: a secret-looking name, a credential carrier, or a URL with a
+ * password) is replaced by `***` wherever it appears inside a string (values shorter than 6
+ * characters are only hidden in the apiKey field: they would match ordinary text).
  */
 import type { ResolvedSpec } from "./types.js";
 
 export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+
+/**
+ * Names that carry credentials without a secret-looking word in them (case-insensitive):
+ * connection strings (`DATABASE_URL`, `*_DATABASE_URL`, `*_DSN`, `*_CONNECTION_STRING`), agent
+ * sockets that sign for the user (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`), Kerberos ticket caches
+ * (`KRB5CCNAME`), webhook URLs (`*WEBHOOK*`), short password and token suffixes (`*_PWD`,
+ * `*_PASS`, `*_PAT`), `*PASSPHRASE*`, cookies (`*COOKIE*`), and `AUTH` as a word of the name
+ * (`NPM_AUTH*`, `npm_config__auth`, `DOCKER_AUTH_CONFIG`, `BASIC_AUTH`; not `GIT_AUTHOR_NAME`).
+ */
+export const CREDENTIAL_NAME =
+  /^(?:DATABASE_URL|SSH_AUTH_SOCK|GPG_AGENT_INFO|KRB5CCNAME)$|_DATABASE_URL$|_DSN$|CONNECTION_STRING|WEBHOOK|_PWD$|_PASS$|_PAT$|PASSPHRASE|COOKIE|^NPM_AUTH|(?:^|_)AUTH(?:_|$)/i;
+
+/** A URL with a password in it (`scheme://user:pass@host`, `redis://:pass@host`), anywhere in a value. */
+const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
+
+/** A secret variable: its value is hidden in output and withheld from child processes. */
+export function isSecretVariable(name: string, value: string | undefined): boolean {
+  return SECRET_NAME.test(name) || CREDENTIAL_NAME.test(name) || (value !== undefined && URL_WITH_PASSWORD.test(value));
+}
 /** Shorter values of secret-named variables are too likely to match ordinary text. */
 const MIN_SECRET_LENGTH = 6;
 
 const secretsBySpec = new WeakMap<object, string[]>();
 
-/** The values to hide: secret-named variables of `env` plus `extra` (e.g. the API key), longest first. */
+/** The values to hide: secret variables of `env` plus `extra` (e.g. the API key), longest first. */
 export function secretValues(env: NodeJS.ProcessEnv, extra: (string | undefined)[] = []): string[] {
   const fromEnv = Object.entries(env)
-    .filter(([name, value]) => SECRET_NAME.test(name) && value && value.length >= MIN_SECRET_LENGTH)
+    .filter(([name, value]) => value && value.length >= MIN_SECRET_LENGTH && isSecretVariable(name, value))
     .map(([, value]) => value as string);
   const all = [...fromEnv, ...extra.filter((value): value is string => !!value && value.length >= MIN_SECRET_LENGTH)];
   return [...new Set(all)].sort((a, b) => b.length - a.length);

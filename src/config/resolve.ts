@@ -35,6 +35,8 @@ export interface ResolveInput {
 }
 
 const TOOL_EXECUTION_MODES: ToolExecutionMode[] = ["sequential", "parallel"];
+/** writeTool's folder when the spec names none (and writeTool is on): beside the spec, or in cwd. */
+export const DEFAULT_WRITE_TOOL_DIR = "generated-tools";
 const LIMIT_FLAGS: Partial<Record<keyof Limits, string>> = {
   maxTurns: "--max-turns",
   toolTimeoutMs: "--tool-timeout",
@@ -75,8 +77,18 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   const toolDirs = await resolveToolDirs(spec, overrides, cwd, baseDir, specError);
   sources.toolDirs = overrides.toolDirs?.length ? "flag" : spec.toolDirs ? "spec" : "default";
   sources.writeToolDir = spec.writeToolDir !== undefined ? "spec" : "default";
+  const builtinTools = [...(spec.builtinTools ?? DEFAULT_BUILTIN_TOOLS)];
+  const writeToolOn = builtinTools.includes("writeTool");
+  // Model-written code gets a folder of its own by default, never a reviewed tool folder.
   const writeToolDir =
-    spec.writeToolDir !== undefined ? path.resolve(baseDir, spec.writeToolDir) : (toolDirs[0] ?? null);
+    spec.writeToolDir !== undefined
+      ? path.resolve(baseDir, spec.writeToolDir)
+      : writeToolOn ? path.join(baseDir, DEFAULT_WRITE_TOOL_DIR) : null;
+  // With writeTool on, its folder loads after the toolDirs (once it exists), so tools written in
+  // an earlier run are offered again.
+  if (writeToolOn && writeToolDir && !toolDirs.includes(writeToolDir) && (await isDirectory(writeToolDir))) {
+    toolDirs.push(writeToolDir);
+  }
 
   const toolExecution = pick("toolExecution", checkToolExecution(overrides.toolExecution), spec.toolExecution, "sequential");
   const allow = pick("tools.allow", globList(overrides.allowTools), spec.tools?.allow, ["*"]);
@@ -106,7 +118,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     systemPrompt,
     model,
     toolDirs,
-    builtinTools: [...(spec.builtinTools ?? DEFAULT_BUILTIN_TOOLS)],
+    builtinTools,
     writeToolDir,
     toolExecution,
     tools: { allow: [...allow], deny: [...deny] },

@@ -50,10 +50,12 @@ export async function scaffoldCommandTool(draft: CommandToolDraft, options: Scaf
     cwd: ".",
     timeoutMs: 30_000,
     parallelToolExecute: draft.parallel !== false,
+    output: "text",
   };
   const manifestText =
     "# A command tool (see docs/tools.md): the arguments arrive as JSON on stdin (and in $YIEM_TOOL_ARGS),\n" +
     "# stdout is the result, each stderr line a progress update, a non-zero exit an error.\n" +
+    "# output: text keeps stdout plain text even when it looks like JSON; `result` lets a JSON {content, …} be the result.\n" +
     stringify(manifest, { lineWidth: 0 });
   const [manifestPath, scriptPath] = await prepareTarget(options.dir, draft.name, [`${draft.name}.tool.yaml`, script], options);
   await writeFileAtomic(scriptPath, exampleScript(), { mode: 0o755 });

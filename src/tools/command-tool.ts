@@ -1,19 +1,21 @@
 /**
  * Command tools: a `*.tool.yaml|yml|json` manifest turns any program into a tool. Rules:
  * - keys: name, label, description, inputSchema, command (required); cwd, env, timeoutMs,
- *   parallelToolExecute (optional); `$schema` is ignored; any other key is an error naming
- *   the file and the key;
+ *   parallelToolExecute, output (optional); `$schema` is ignored; any other key is an error
+ *   naming the file and the key;
  * - `command` is argv (non-empty strings), run without a shell; a relative `command[0]` with a
  *   slash (`./run.sh`) resolves against the manifest's folder, a bare name is looked up on PATH;
  * - `cwd` is relative to the manifest's folder (default: that folder);
  * - `env` values are strings and may use `${VAR}` / `${VAR:-default}` from yiem's environment;
- *   a value that is just `${VAR}` with VAR unset leaves the variable out. Listing a
- *   secret-named variable here is the only way it reaches the child;
+ *   a value that is just `${VAR}` with VAR unset leaves the variable out. Listing a secret
+ *   variable here is the only way it reaches the child (process.ts `childEnv` withholds it);
  * - a call: the validated args as JSON on stdin and in `YIEM_TOOL_ARGS` (left out above 64 KiB;
- *   stdin always has them), plus `YIEM_TOOL_NAME` and `YIEM_TOOL_CALL_ID`; stdout is the result
- *   text, or the result itself when it is a JSON object with a `content` array; each stderr line
- *   is a partial result; a non-zero exit, a signal, a timeout or an abort is an error carrying
- *   the exit code and the last stderr lines.
+ *   stdin always has them), plus `YIEM_TOOL_NAME` and `YIEM_TOOL_CALL_ID`; each stderr line is
+ *   a partial result; a non-zero exit, a signal, a timeout or an abort is an error carrying the
+ *   exit code and the last stderr lines;
+ * - stdout is data: with `output: text` (the default) it is always the result text, even when it
+ *   is JSON with `content`, `terminate` or `usage`; only `output: result` makes a JSON object
+ *   with a `content` array the result itself (so it may set `details`, `terminate`, `usage`).
  */
 import { readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
@@ -31,10 +33,15 @@ export interface CommandToolManifest {
   env?: Record<string, string>;
   timeoutMs?: number;
   parallelToolExecute?: boolean;
+  /** How stdout becomes the result: `text` (default) or `result` (a JSON tool result). */
+  output?: CommandToolOutput;
 }
 
+export type CommandToolOutput = "text" | "result";
+const OUTPUT_MODES: readonly CommandToolOutput[] = ["text", "result"];
+
 const REQUIRED_KEYS = ["name", "label", "description", "inputSchema", "command"] as const;
-const OPTIONAL_KEYS = ["cwd", "env", "timeoutMs", "parallelToolExecute"] as const;
+const OPTIONAL_KEYS = ["cwd", "env", "timeoutMs", "parallelToolExecute", "output"] as const;
 const IGNORED_KEYS = ["$schema"];
 const MAX_ARGS_ENV_BYTES = 64 * 1024;
 
@@ -94,6 +101,9 @@ export function parseCommandManifest(value: unknown, file: string): CommandToolM
   if (m.parallelToolExecute !== undefined && typeof m.parallelToolExecute !== "boolean") {
     fail(`"parallelToolExecute" must be a boolean`);
   }
+  if (m.output !== undefined && !OUTPUT_MODES.includes(m.output as CommandToolOutput)) {
+    fail(`"output" must be "text" (stdout is the result text, the default) or "result" (stdout is a JSON tool result); got ${JSON.stringify(m.output)}`);
+  }
   return m as unknown as CommandToolManifest;
 }
 
@@ -126,7 +136,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
       });
       const failure = describeFailure(outcome, basename(program), manifest.timeoutMs);
       if (failure) throw new Error(failure);
-      return resultFromStdout(outcome);
+      return resultFromStdout(outcome, manifest.output ?? "text");
     },
   };
   if (manifest.timeoutMs !== undefined) tool.timeoutMs = manifest.timeoutMs;
@@ -164,12 +174,15 @@ export function describeFailure(outcome: ProcessOutcome, program: string, timeou
   return `${program} was killed by ${outcome.signal ?? "a signal"}${tail}`;
 }
 
-/** stdout as text, or as the result when it is a JSON object with a `content` array. */
-function resultFromStdout(outcome: ProcessOutcome): ToolResult {
+/**
+ * stdout as the result text; with `output: result`, a JSON object with a `content` array is the
+ * result itself (other stdout is still text).
+ */
+function resultFromStdout(outcome: ProcessOutcome, output: CommandToolOutput): ToolResult {
   const stdout = outcome.stdout;
   const details = { exitCode: 0, ...(outcome.stdoutCutBytes > 0 ? { stdoutCutBytes: outcome.stdoutCutBytes } : {}) };
   const trimmed = stdout.trim();
-  if (outcome.stdoutCutBytes === 0 && trimmed.startsWith("{")) {
+  if (output === "result" && outcome.stdoutCutBytes === 0 && trimmed.startsWith("{")) {
     try {
       const parsed = JSON.parse(trimmed) as Record<string, unknown>;
       if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && Array.isArray(parsed.content)) {

@@ -1,7 +1,7 @@
 /**
  * Child processes for command tools and command hooks. Rules:
  * - argv only, never a shell; the child runs detached in its own process group;
- * - its environment is the parent's minus secret-looking names (see `childEnv`);
+ * - its environment is the parent's minus secret names and credential carriers (see `childEnv`);
  * - stdin gets `input` then closes; stdout is kept up to `maxOutputBytes` (the rest is read
  *   and dropped, then marked); stderr is split into lines for `onStderrLine` (cut the same way)
  *   and its last lines are kept for error messages;
@@ -11,7 +11,7 @@
  * - live groups are tracked: `killAllChildren()` ends them at once (and runs on process exit).
  */
 import { StringDecoder } from "node:string_decoder";
-import { SECRET_NAME } from "../config/redact.js";
+import { isSecretVariable } from "../config/redact.js";
 
 const extraSecretNames = new Set<string>(["OPENAI_API_KEY"]);
 
@@ -20,16 +20,24 @@ export function addSecretEnvNames(...names: string[]): void {
   for (const name of names) if (name) extraSecretNames.add(name);
 }
 
-/** Secret-looking names (the same rule that redacts output) are withheld from children unless passed explicitly. */
-export function isSecretEnvName(name: string): boolean {
-  return SECRET_NAME.test(name) || extraSecretNames.has(name);
+/**
+ * A variable a child does not inherit unless passed explicitly: a secret variable (the rule that
+ * also redacts output: a secret-looking name, a credential carrier, a URL with a password; see
+ * config/redact.ts) or a name added with `addSecretEnvNames`.
+ */
+export function isSecretEnvVar(name: string, value?: string): boolean {
+  return isSecretVariable(name, value) || extraSecretNames.has(name);
 }
 
-/** The parent's environment without secret-looking names, plus `extra` (which may name secrets). */
+/**
+ * The environment of every child (command tools, command hooks): the parent's without secret
+ * variables (`isSecretEnvVar`), plus `extra`, which is passed as given (a manifest's `env` may
+ * name a secret on purpose).
+ */
 export function childEnv(extra: Record<string, string> = {}, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
-    if (value !== undefined && !isSecretEnvName(name)) env[name] = value;
+    if (value !== undefined && !isSecretEnvVar(name, value)) env[name] = value;
   }
   return Object.assign(env, extra);
 }

@@ -2,10 +2,14 @@
  * `yiem tools new <name>`: writes `<dir>/<name>.ts` through the same generator as writeTool, or with
  * `--command` a `<name>.tool.yaml` manifest plus an example script. `--schema`/`--code` take
  * inline JSON/JS or `@file`; with no `--code` the tool echoes its arguments. The folder is
- * `--dir`, else the spec's writeToolDir, else `tools/`. The new file must load, or the write is
- * undone. stdout: the written path(s), one per line.
+ * `--dir`, else the writeToolDir the spec sets, else the first tool folder (a person reviews what
+ * is written there; writeTool's default `generated-tools/` is skipped), else `tools/` beside the
+ * spec. The new file must load, or the write is undone. `--force` is a person's explicit request:
+ * it replaces an existing file of that name even when yiem did not generate it.
+ * stdout: the written path(s), one per line.
  */
 import { resolve } from "node:path";
+import type { ResolvedSpec } from "../../config/types.js";
 import type { JsonSchema } from "../../tools/types.js";
 import { createEventSink, defaultEventsMode } from "../events/sink.js";
 import { UsageError } from "../errors.js";
@@ -33,7 +37,7 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
   const schema = argv.schema === undefined ? EXAMPLE_SCHEMA : await readSchema(String(argv.schema));
   const code = argv.code === undefined ? undefined : await readFlagValue("code", String(argv.code));
   const spec = await loadToolsSpec(argv);
-  const dir = argv.dir !== undefined ? resolve(String(argv.dir)) : spec.writeToolDir ?? resolve(spec.baseDir, "tools");
+  const dir = argv.dir !== undefined ? resolve(String(argv.dir)) : defaultNewToolDir(spec);
   const { registry } = await loadToolsRegistry(spec);
   const label = argv.label === undefined ? name : String(argv.label);
   const description =
@@ -43,7 +47,8 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
         ? "Echoes its arguments back (an example written by yiem tools new: replace the code and this description)."
         : `The ${name} tool (written by yiem tools new: describe what it does and when to use it).`;
   const parallel = argv.parallel === undefined ? undefined : Boolean(argv.parallel);
-  const common = { dir, registry, overwrite: Boolean(argv.force), overwriteHint: "--force" };
+  // A person's --force may replace any file of that name; without it no existing file is replaced.
+  const common = { dir, registry, overwrite: Boolean(argv.force), replaceUnmarked: true, overwriteHint: "--force" };
   const sink = createEventSink({ mode: defaultEventsMode() });
 
   if (argv.command) {
@@ -61,6 +66,12 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
   sink.log(`wrote the tool "${name}"${code === undefined ? `; try: yiem tools call ${name} --args '{"text":"hi"}'` : ""}`);
   await sink.close();
   return EXIT.ok;
+}
+
+/** The spec's own writeToolDir, else the first tool folder that is not writeTool's default one, else `tools/`. */
+export function defaultNewToolDir(spec: ResolvedSpec): string {
+  if (spec.sources.writeToolDir === "spec" && spec.writeToolDir) return spec.writeToolDir;
+  return spec.toolDirs.find((dir) => dir !== spec.writeToolDir) ?? resolve(spec.baseDir, "tools");
 }
 
 async function readSchema(value: string): Promise<JsonSchema> {

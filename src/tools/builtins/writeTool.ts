@@ -5,7 +5,11 @@
  *   error result, and nothing is written;
  * - the file is then loaded and registered in the running registry, so the tool is offered from
  *   the next turn; if it fails to load, the write is rolled back (old content back, or file removed);
- * - `overwrite: true` replaces a tool this folder's `<name>.ts` defines; a built-in never;
+ * - `overwrite: true` replaces a tool this folder's `<name>.ts` defines, but only when that file
+ *   carries the generator's marker (`GENERATED_MARKER` on its first line): a file a person wrote
+ *   is never replaced (an error back to the model, nothing written); a built-in never;
+ * - the folder is the spec's `writeToolDir`, by default `generated-tools/` beside the spec, which
+ *   is loaded after the toolDirs when writeTool is enabled (config/resolve.ts);
  * - never parallel: calls to it run alone.
  */
 import { toolResult } from "../define.js";
@@ -56,7 +60,10 @@ export const WRITE_TOOL_INPUT_SCHEMA: JsonSchema = {
       description: "Optional body of `async prepareArguments(args)`: runs before validation; return the (reshaped) arguments object.",
     },
     parallel: { type: "boolean", description: "May calls run in parallel with others? Default true." },
-    overwrite: { type: "boolean", description: "Replace an existing tool of the same name that writeTool wrote. Default false." },
+    overwrite: {
+      type: "boolean",
+      description: "Replace an existing tool of the same name that yiem generated in this folder. Default false. Files written by people are never replaced.",
+    },
   },
   required: ["name", "label", "description", "inputSchema", "executeCode"],
   additionalProperties: false,
@@ -72,13 +79,13 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
     inputSchema: WRITE_TOOL_INPUT_SCHEMA,
     parallelToolExecute: false,
     async execute(_toolCallId, args) {
-      if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir or toolDirs in the agent spec");
+      if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir in the agent spec");
       const { overwrite, ...draft } = args;
       // The generator (and with it the syntax checker and ajv) loads only when a tool is written.
       const { writeAndLoadTool } = await import("../generator.js");
       const { written } = await writeAndLoadTool(
         draft,
-        { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true },
+        { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true, replaceUnmarked: false },
         (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path }, { replace: file.previous !== null || overwrite === true }),
       );
       const replaced = written.previous !== null;
