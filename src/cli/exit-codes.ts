@@ -1,4 +1,5 @@
-/** Process exit codes (CONTRACT §4). */
+/** Process exit codes (CONTRACT §4; docs/reliability.md). */
+import { constants } from "node:os";
 import type { StopReason } from "../loop/types.js";
 
 export const EXIT = {
@@ -6,9 +7,17 @@ export const EXIT = {
   failure: 1,
   usage: 2,
   limit: 3,
+  sighup: 129,
   sigint: 130,
+  sigquit: 131,
   sigterm: 143,
 } as const;
+
+/** 128 + the signal's number (the shell's convention): SIGHUP 129, SIGINT 130, SIGQUIT 131, SIGTERM 143. */
+export function exitCodeForSignal(signal: NodeJS.Signals | null | undefined): number {
+  const number = signal ? constants.signals[signal] : undefined;
+  return number === undefined ? EXIT.sigint : 128 + number;
+}
 
 /** The exit code for how a run ended; `signal` names the signal that aborted it, if any. */
 export function exitCodeFor(stopReason: StopReason, signal?: NodeJS.Signals | null): number {
@@ -22,7 +31,7 @@ export function exitCodeFor(stopReason: StopReason, signal?: NodeJS.Signals | nu
     case "loopDetected":
       return EXIT.limit;
     case "aborted":
-      return signal === "SIGTERM" ? EXIT.sigterm : EXIT.sigint;
+      return exitCodeForSignal(signal);
     case "error":
       return EXIT.failure;
   }

@@ -10,13 +10,14 @@
  *   failed, then a newline.
  * - Text goes out byte for byte when stdout is a pipe or a file; on a terminal it is passed through
  *   `sanitizeForTerminal` (model and tool text is untrusted). JSON on a terminal has its C1
- *   controls escaped, which keeps it valid JSON.
+ *   controls escaped, which keeps it valid JSON; JSON anywhere has U+0085/U+2028/U+2029 escaped,
+ *   so `--output json` is one line also for readers that split on them.
  * - Every function resolves once the stream has accepted the bytes. A reader that went away
  *   (EPIPE, e.g. `| head`) is not an error: the output is simply dropped.
  */
 import type { RunResult } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
-import { escapeJsonForTerminal, sanitizeForTerminal } from "./events/sanitize.js";
+import { escapeJsonForTerminal, escapeJsonLineBreaks, sanitizeForTerminal } from "./events/sanitize.js";
 
 export type OutputFormat = "text" | "json";
 
@@ -86,7 +87,7 @@ export function printText(text: string, stream: NodeJS.WritableStream = process.
 
 function writeJsonLine(value: unknown, stream: NodeJS.WritableStream, indent: number | undefined): Promise<void> {
   const json = JSON.stringify(value, null, indent || undefined) ?? "null";
-  return writeOut(stream, `${isTTY(stream) ? escapeJsonForTerminal(json) : json}\n`);
+  return writeOut(stream, `${isTTY(stream) ? escapeJsonForTerminal(json) : escapeJsonLineBreaks(json)}\n`);
 }
 
 function forTerminal(text: string, stream: NodeJS.WritableStream): string {

@@ -1,10 +1,11 @@
 /**
  * `--session FILE`: the conversation (without the system prompt) kept as JSON between runs.
- * A missing file starts a new session; the file is written atomically after each run.
+ * A missing file starts a new session; the file is written atomically after each run, mode 0600
+ * when new (an existing file keeps its mode: see private-file.ts).
  */
 import { readFile } from "node:fs/promises";
 import type { ChatMessage } from "../provider/types.js";
-import { writeFileAtomic } from "../tools/atomic-write.js";
+import { writePrivateFileAtomic } from "../private-file.js";
 import { UsageError } from "./errors.js";
 
 interface SessionFile {
@@ -32,5 +33,5 @@ export async function loadSession(file: string): Promise<ChatMessage[]> {
 
 export async function saveSession(file: string, messages: ChatMessage[]): Promise<void> {
   const data: SessionFile = { version: 1, messages: messages.filter((m) => m.role !== "system") };
-  await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
+  await writePrivateFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
 }

@@ -1,9 +1,17 @@
 /**
- * SIGINT/SIGTERM during a run: the first one aborts the run (tools get their abort signal, the run
- * still ends with `agentEnd` aborted and exit 130/143); a second one exits at once. The handlers
- * stay installed until the process exits (commands end with process.exit).
+ * Signals during a command. Rules:
+ * - SIGINT, SIGTERM, SIGHUP and SIGQUIT are handled alike: the first one aborts the run (tools get
+ *   their abort signal, command tools' process groups are killed, the run still ends with
+ *   `agentEnd` aborted and exit 128 + the signal's number: 130, 143, 129, 131); this holds from
+ *   the moment the handlers are installed, also while tools load and stdin is read.
+ * - A second one runs the `beforeForcedExit` callbacks (kill child groups, close the event
+ *   stream) and exits at once with the first signal's code.
+ * - The handlers stay installed until the process exits (commands end with process.exit).
  */
-import { EXIT } from "./exit-codes.js";
+import { exitCodeForSignal } from "./exit-codes.js";
+
+/** The signals that end a run. */
+export const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 export interface SignalHandling {
   controller: AbortController;
@@ -30,13 +38,12 @@ export function installSignalHandlers(): SignalHandling {
           // exiting anyway
         }
       }
-      process.exit(received === "SIGTERM" ? EXIT.sigterm : EXIT.sigint);
+      process.exit(exitCodeForSignal(received));
     }
     received = signal;
     controller.abort(new Error(`received ${signal}`));
   };
-  process.on("SIGINT", handle);
-  process.on("SIGTERM", handle);
+  for (const signal of HANDLED_SIGNALS) process.on(signal, handle);
   return {
     controller,
     get received() {

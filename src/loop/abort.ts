@@ -31,3 +31,24 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, onAbort: 
     );
   });
 }
+
+/**
+ * An abort reason that says how the run is to end. A caller that aborts the run's signal with a
+ * RunStop gets `agentEnd` with its `stopReason` and its message as `error` (e.g. the CLI's own
+ * run deadline: `timeout`; an event loop that ran dry: `error`). Any other reason ends the run
+ * `aborted`.
+ */
+export class RunStop extends Error {
+  override readonly name = "RunStop";
+  constructor(
+    readonly stopReason: "timeout" | "error" | "aborted",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The RunStop an abort reason is, if it is one. */
+export function runStopOf(reason: unknown): RunStop | undefined {
+  return reason instanceof RunStop ? reason : undefined;
+}

@@ -1,18 +1,32 @@
 /**
  * `yiem run [prompt...]`: resolve the spec, read the prompt, load tools, run the loop, print the
  * result. stdout gets only the result (cli/output.ts); stderr only events (cli/events/sink.ts).
- * A problem before the run starts (bad flags, bad spec, no prompt) is exit 2: in ndjson mode it is
- * reported as a lone `agentEnd` event with stopReason `error`, so stderr stays machine-readable.
+ *
+ * Rules:
+ * - A problem before the run starts (bad flags, bad spec, no prompt) is exit 2: in ndjson mode it
+ *   is reported as a lone `agentEnd` event with stopReason `error`, so stderr stays machine-readable.
+ * - The run's one abort signal covers everything from the spec on: reading stdin and loading tools
+ *   too. A signal ends it `aborted` (128 + the signal's number), the run deadline (`--timeout`,
+ *   counted from when the spec is read) `timeout` (exit 3), an event loop that ran dry (nothing
+ *   left to wait for, see ../drain.ts) `error` (exit 1).
+ * - After the loop: the answer is printed first, then `--record` and `--session` are written,
+ *   then the one `agentEnd` (held back by ../events/run-stream.ts) is written; a failed write
+ *   there is named in that `agentEnd` and turns a successful run into exit 1.
+ * - A run whose code is stuck is ended from outside the loop: synchronous code past the deadline
+ *   (../watchdog.ts), or an event loop still dry after the abort. The stream then closes the open
+ *   calls and the turn itself, and the process exits.
  */
 import { randomUUID } from "node:crypto";
 import type { ResolvedSpec } from "../../config/types.js";
-import { createEmitter } from "../../loop/events.js";
-import { createRedactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
-import type { RunResult } from "../../loop/types.js";
+import { RunStop, runStopOf, untilAborted } from "../../loop/abort.js";
+import type { AgentEvent, RunResult, StopReason } from "../../loop/types.js";
 import type { ChatMessage, Provider } from "../../provider/types.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
-import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { createRunStream, type RunStream } from "../events/run-stream.js";
+import { toJsonSafe } from "../events/serialize.js";
+import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { packageVersion } from "../main.js";
 import { loadRegistry, loadSpecFromArgv } from "../setup.js";
@@ -20,54 +34,136 @@ import { composePrompt, readStdin, STDIN_GRACE_MS } from "../stdin.js";
 import { parseMessagesNdjson } from "../messages-input.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { loadSession, saveSession } from "../session.js";
+import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
+import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
+
+/** What the parts of one run share. */
+interface RunContext {
+  argv: Record<string, unknown>;
+  mode: EventsMode;
+  sink: CliEventSink;
+  stream: RunStream;
+  runId: string;
+  /** The run's one abort signal (signals, deadline, drained event loop). */
+  signal: AbortSignal;
+  abort(reason: unknown): void;
+  received(): NodeJS.Signals | null;
+  /** Set once the command-tool module is loaded: kills every live child process group. */
+  killChildren(): void;
+  /** Stops the deadline timer and its watchdog. */
+  stopDeadline(): void;
+}
+
+/** Thrown (inside run) when the run's signal aborts before the loop has started. */
+class Interrupted extends Error {
+  constructor(readonly reason: unknown) {
+    super("interrupted");
+  }
+}
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
   const sink = createEventSink({ mode });
   const runId = randomUUID();
+  const stream = createRunStream(runId, sink.emit);
+  // The signal handlers stay installed until the process exits: a signal that arrives while the
+  // result is being flushed must still end the process with its code, never by the default action.
   const signals = installSignalHandlers();
+  const stop = new AbortController();
+  const ctx: RunContext = {
+    argv,
+    mode,
+    sink,
+    stream,
+    runId,
+    signal: stop.signal,
+    abort: (reason) => {
+      if (!stop.signal.aborted) stop.abort(reason);
+    },
+    received: () => signals.received,
+    killChildren: () => {},
+    stopDeadline: () => {},
+  };
+  signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
+  // A second signal exits at once: the run's events still end with agentEnd.
+  beforeForcedExit(() => endFromOutside(ctx, "aborted", "run aborted: a second signal ended it at once"));
+  // Nothing left to wait for: first abort the run (the loop ends it as an error); if that does
+  // not end it either, the loop's own code is gone or waits forever: end it from outside.
+  onEventLoopDrained(() => {
+    if (!stop.signal.aborted) {
+      ctx.abort(new RunStop("error", `the run stopped before it finished: ${DRAINED_HINT}`));
+      return;
+    }
+    const [stopReason, message] = describeStop(stop.signal.reason);
+    const code = endFromOutside(ctx, stopReason, message);
+    void sink.close().finally(() => process.exit(code));
+  });
   try {
-    const code = await run(argv, sink, runId, signals.controller.signal, () => signals.received);
+    const code = await run(ctx);
     await sink.close();
     return code;
   } catch (error) {
-    const isUserError = isUsageProblem(error);
-    reportFatal(sink, mode, runId, error, Boolean(argv.debug));
+    const code = reportFatal(ctx, error);
     await sink.close();
-    return isUserError ? EXIT.usage : EXIT.failure;
+    return code;
+  } finally {
+    ctx.stopDeadline();
   }
-  // The signal handlers stay installed until the process exits: a signal that arrives while the
-  // result is being flushed must still end the process with 130/143, never by the default action.
 }
 
-async function run(
-  argv: Record<string, unknown>,
-  sink: CliEventSink,
-  runId: string,
-  signal: AbortSignal,
-  receivedSignal: () => NodeJS.Signals | null,
-): Promise<number> {
-  const spec = await loadSpecFromArgv(argv, !argv["dry-run"]);
+/** The stop reason and message for the run signal's abort reason. */
+function describeStop(reason: unknown): [StopReason, string] {
+  const runStop = runStopOf(reason);
+  if (runStop) return [runStop.stopReason, runStop.message];
+  return ["aborted", "run aborted"];
+}
+
+/** Closes the event stream from outside the loop (run-stream.ts) and kills child groups; the exit code. */
+function endFromOutside(ctx: RunContext, stopReason: StopReason, message: string): number {
+  ctx.stream.close(stopReason, message);
+  ctx.stream.finish();
+  try {
+    ctx.killChildren();
+  } catch {
+    // exiting anyway
+  }
+  return stopReason === "aborted" ? exitCodeForSignal(ctx.received()) : exitCodeFor(stopReason);
+}
+
+/** `work`, unless the run's signal aborts first (then it throws Interrupted). */
+function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return untilAborted(work, signal, () => {
+    throw new Interrupted(signal.reason);
+  });
+}
+
+async function run(ctx: RunContext): Promise<number> {
+  const { argv, signal } = ctx;
+  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"]), signal);
   const secrets = secretValues(process.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
+  startDeadline(ctx, spec);
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
-  beforeForcedExit(() => processes.killAllChildren());
-  const messages = await initialMessages(argv, spec);
-  const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await Promise.all([
+  ctx.killChildren = () => processes.killAllChildren();
+  const messages = await unlessStopped(initialMessages(argv, spec), signal);
+  const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../provider/create.js"),
     import("../../loop/run-agent.js"),
     loadRegistry(spec),
     import("../../tools/policy.js").then((m) => m.createToolPolicy(spec.tools.allow, spec.tools.deny)),
     import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
-  ]);
+  ]), signal);
   let provider: Provider = await createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
     apiKey: spec.model.apiKey,
     temperature: spec.model.temperature,
     maxTokens: spec.model.maxTokens,
+    maxTokensField: spec.model.maxTokensField,
     stream: spec.model.stream,
+    streamUsage: spec.model.streamUsage,
+    textToolCalls: spec.model.textToolCalls,
     maxRetries: spec.model.maxRetries,
     timeoutMs: spec.model.timeoutMs,
   });
@@ -98,21 +194,91 @@ async function run(
     registry: loaded.registry,
     messages,
     toolExecution: spec.toolExecution,
-    limits: spec.limits,
+    // The deadline is this command's (it started before stdin and the tools): see startDeadline.
+    limits: { ...spec.limits, runTimeoutMs: 0 },
     hooks,
     isToolAllowed: policy,
     signal,
-    runId,
+    runId: ctx.runId,
     configPath: spec.configPath,
     yiemVersion: packageVersion(),
-    onEvent: (event) => sink.emit(redact(event)),
+    onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startWarnings: loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
   });
-  await recorder?.flush();
-  if (argv.session !== undefined) await saveSession(String(argv.session), result.messages);
+  ctx.stopDeadline();
+  return finishRun(ctx, result, redact, recorder);
+}
+
+/**
+ * After the loop: the answer, then the side files, then the held agentEnd. A failed write is
+ * named in agentEnd and makes a successful run exit 1; nothing after agentEnd is ever written.
+ */
+async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, recorder: { flush(): Promise<void> } | undefined): Promise<number> {
+  const { argv } = ctx;
+  const failures: string[] = [];
   const { printResult } = await import("../output.js");
-  await printResult({ ...result, text: redact(result.text), error: redact(result.error) }, argv.output === "json" ? "json" : "text");
-  return exitCodeFor(result.stopReason, receivedSignal());
+  try {
+    await printResult({ ...result, text: redact(result.text), error: redact(result.error) }, argv.output === "json" ? "json" : "text");
+  } catch (error) {
+    failures.push(`could not write the answer to stdout: ${messageOf(error)}`);
+  }
+  try {
+    await recorder?.flush();
+  } catch (error) {
+    failures.push(messageOf(error));
+  }
+  if (argv.session !== undefined) {
+    try {
+      await saveSession(String(argv.session), result.messages);
+    } catch (error) {
+      failures.push(`could not write the session file ${String(argv.session)}: ${messageOf(error)}`);
+    }
+  }
+  const failure = failures.length > 0 ? redact(failures.join("; ")) : undefined;
+  ctx.stream.finish(failure);
+  if (failure === undefined) return exitCodeFor(result.stopReason, ctx.received());
+  if (ctx.mode === "none") reportUsageError(failure);
+  const succeeded = result.stopReason === "completed" || result.stopReason === "terminated";
+  return succeeded ? EXIT.failure : exitCodeFor(result.stopReason, ctx.received());
+}
+
+/** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */
+function redactEvent(redact: Redactor, event: AgentEvent): AgentEvent {
+  try {
+    return redact(event);
+  } catch {
+    return redact(toJsonSafe(event) as AgentEvent);
+  }
+}
+
+/**
+ * The run deadline (`--timeout` / limits.runTimeoutMs), counted from now: the spec is read, stdin
+ * and the tools are still to come. When the run may execute tool or hook modules, a watchdog
+ * thread also ends code that never yields (../watchdog.ts).
+ */
+function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
+  const ms = spec.limits.runTimeoutMs;
+  if (!(ms > 0)) return;
+  const message = `run timed out after ${ms} ms`;
+  let watchdog: { disarm(): void } | undefined;
+  const timer = setTimeout(() => {
+    watchdog?.disarm();
+    ctx.abort(new RunStop("timeout", message));
+  }, ms);
+  // The deadline alone does not keep the process alive: a run with nothing else left to wait
+  // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
+  timer.unref();
+  ctx.stopDeadline = () => {
+    clearTimeout(timer);
+    watchdog?.disarm();
+  };
+  const mayRunModules = spec.toolDirs.length > 0 || Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
+  if (!mayRunModules) return;
+  // Started before any tool module is evaluated: a module's top level may be what never yields.
+  watchdog = startWatchdog(Date.now() + ms, () => {
+    const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
+    exitFromWatchdog(code);
+  });
 }
 
 /** System prompt, the saved session, then the new prompt (words + stdin, or NDJSON messages). */
@@ -141,15 +307,33 @@ function isUsageProblem(error: unknown): boolean {
   return name === "UsageError" || name === "ConfigError";
 }
 
-/** A run that could not start still ends with one `agentEnd` (or, with `--events none`, one plain line). */
-function reportFatal(sink: CliEventSink, mode: EventsMode, runId: string, error: unknown, debug: boolean): void {
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A run that could not start (or was stopped before the loop began) still ends with one
+ * `agentEnd` (with `--events none`, an error is one plain line); returns the exit code.
+ */
+function reportFatal(ctx: RunContext, error: unknown): number {
   const redact = createRedactor(secretValues(process.env));
-  const message = redact(error instanceof Error ? error.message : String(error));
-  if (mode === "none") {
-    reportUsageError(message);
-    return;
+  if (error instanceof Interrupted) {
+    const [stopReason, message] = describeStop(error.reason);
+    if (ctx.mode === "none" && stopReason === "error") reportUsageError(redact(message));
+    return endFromOutside(ctx, stopReason, redact(message));
   }
-  const emit = createEmitter(runId, sink.emit);
-  emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 0, error: message });
-  if (debug && error instanceof Error && error.stack) sink.log(redact(error.stack));
+  const message = redact(messageOf(error));
+  if (ctx.stream.ended) {
+    // The loop has ended (its agentEnd is held): the failure goes into that agentEnd.
+    ctx.stream.finish(message);
+    if (ctx.mode === "none") reportUsageError(message);
+    return EXIT.failure;
+  }
+  if (ctx.mode === "none") {
+    reportUsageError(message);
+    return isUsageProblem(error) ? EXIT.usage : EXIT.failure;
+  }
+  endFromOutside(ctx, "error", message);
+  if (ctx.argv.debug && error instanceof Error && error.stack) ctx.sink.log(redact(error.stack));
+  return isUsageProblem(error) ? EXIT.usage : EXIT.failure;
 }

@@ -3,9 +3,10 @@
  *
  * Rules:
  * - `ndjson`: exactly one JSON object per line, one write per event (several queued lines may be
- *   joined into one write under backpressure), never dropped; nothing else is ever written, so
- *   `log()` writes nothing in this mode (a machine-visible note must be a stamped `warning` event,
- *   because only the run's stamper may assign `seq`).
+ *   joined into one write under backpressure), never dropped, also when part of it cannot be
+ *   serialised (./serialize.ts); U+0085/U+2028/U+2029 are escaped, so lines split only at `\n`.
+ *   Nothing else is ever written, so `log()` writes nothing in this mode (a machine-visible note
+ *   must be a stamped `warning` event, because only the run's stamper may assign `seq`).
  * - `pretty`: the human view from ./pretty.ts; `log()` prints a dim, sanitised line.
  * - `none`: writes nothing at all.
  * - `emit` and `log` never throw (a failed stream is absorbed); `close()` flushes and resolves
@@ -16,6 +17,7 @@ import type { AgentEvent } from "../../loop/types.js";
 import { createChunkWriter } from "./chunk-writer.js";
 import { createPrettyRenderer } from "./pretty.js";
 import { escapeJsonForTerminal } from "./sanitize.js";
+import { serializeEvent } from "./serialize.js";
 import { shouldUseColor } from "./style.js";
 
 export type EventsMode = "ndjson" | "pretty" | "none";
@@ -60,6 +62,7 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
 
   if (options.mode === "ndjson") {
     // On a terminal, C1 controls inside strings are escaped too (JSON.stringify leaves them raw).
+    // serializeEvent never throws and already escapes U+0085/U+2028/U+2029.
     const finish = isTTY ? (json: string) => escapeJsonForTerminal(json) + "\n" : (json: string) => json + "\n";
     return {
       emit(event) {
@@ -97,24 +100,4 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
 
 function isTTYStream(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
-}
-
-/**
- * JSON for one event. The fast path is plain `JSON.stringify`; values it cannot serialise
- * (BigInt, cycles in tool `details`) are replaced instead of failing the event.
- */
-function serializeEvent(event: AgentEvent): string {
-  try {
-    return JSON.stringify(event);
-  } catch {
-    const ancestors: object[] = [];
-    return JSON.stringify(event, function (this: unknown, _key, value: unknown) {
-      if (typeof value === "bigint") return value.toString();
-      if (typeof value !== "object" || value === null) return value;
-      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
-      if (ancestors.includes(value)) return "[Circular]";
-      ancestors.push(value);
-      return value;
-    });
-  }
 }

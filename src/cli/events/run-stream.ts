@@ -1,0 +1,169 @@
+/**
+ * The event stream of one `yiem run`, between the loop and the sink.
+ *
+ * Rules:
+ * - Events pass through unchanged and in order. The stream notes what it needs to end the run
+ *   itself: the last `seq`, the open turn with its tool calls and which of them have a result,
+ *   and the running totals (turns, tool calls, usage).
+ * - The loop's `agentEnd` is held back until `finish()`: the answer and the side files are written
+ *   first, and a failure there goes into that one `agentEnd` (never a second one).
+ * - `close()` ends a run the loop cannot end: one that never started (a usage error, a signal or
+ *   the deadline while tools load), or whose code is stuck or waits forever. Every started call
+ *   without a result gets `toolExecutionEnd` (isError), every call of the open turn that never
+ *   started gets `toolCallRejected`, the open turn gets `turnEnd`, then comes `agentEnd` — so
+ *   `seq` stays gap-free and every call still has exactly one result.
+ * - Nothing happens after the one `agentEnd`; emitting never throws.
+ */
+import type { AgentEvent, StopReason } from "../../loop/types.js";
+import type { Usage } from "../../tools/types.js";
+
+export interface RunStream {
+  /** Passes one stamped event on (holding back `agentEnd`). */
+  emit(event: AgentEvent): void;
+  /** True once `agentEnd` has been seen (held or written). */
+  readonly ended: boolean;
+  /** Ends the run from outside the loop (see module rules); does nothing once it has ended. */
+  close(stopReason: StopReason, error: string): void;
+  /**
+   * Writes the held `agentEnd`. With `failure`, its `error` names it, and a run that had
+   * succeeded (`completed`, `terminated`) ends as `error`. Returns the stop reason written.
+   */
+  finish(failure?: string): StopReason | undefined;
+}
+
+interface OpenTurn {
+  turn: number;
+  calls: Array<{ id: string; name: string; arguments: string }>;
+  /** Calls with a result (toolExecutionEnd or toolCallRejected). */
+  done: Set<string>;
+  /** Started calls without a result yet, with their name and start time. */
+  running: Map<string, { toolName: string; startedAt: number }>;
+  usage: Usage | null;
+}
+
+type Body = { type: string } & Record<string, unknown>;
+
+export function createRunStream(runId: string, write: (event: AgentEvent) => void): RunStream {
+  const startedAt = performance.now();
+  let seq = 0;
+  let turns = 0;
+  let toolCalls = 0;
+  const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  let open: OpenTurn | null = null;
+  let held: (AgentEvent & Record<string, unknown>) | null = null;
+  let ended = false;
+  let written = false;
+
+  const safeWrite = (event: AgentEvent) => {
+    try {
+      write(event);
+    } catch {
+      // the sink absorbs failures; nothing to add here
+    }
+  };
+  const stamp = (body: Body): AgentEvent =>
+    Object.assign({ type: body.type, runId, seq: ++seq, ts: new Date().toISOString() }, body) as unknown as AgentEvent;
+  const total = (): Usage => {
+    const extra = open?.usage;
+    return {
+      promptTokens: usage.promptTokens + (extra?.promptTokens ?? 0),
+      completionTokens: usage.completionTokens + (extra?.completionTokens ?? 0),
+      totalTokens: usage.totalTokens + (extra?.totalTokens ?? 0),
+    };
+  };
+  const note = (event: Record<string, any>) => {
+    switch (event.type) {
+      case "turnStart":
+        turns = Math.max(turns, Number(event.turn) || 0);
+        open = { turn: event.turn, calls: [], done: new Set(), running: new Map(), usage: null };
+        break;
+      case "messageEnd": {
+        const calls = Array.isArray(event.message?.toolCalls) ? event.message.toolCalls : [];
+        toolCalls += calls.length;
+        if (open) {
+          open.calls = calls;
+          open.usage = event.usage ?? null;
+        }
+        break;
+      }
+      case "toolExecutionStart":
+        open?.running.set(event.toolCallId, { toolName: event.toolName, startedAt: performance.now() });
+        break;
+      case "toolExecutionEnd":
+      case "toolCallRejected":
+        open?.running.delete(event.toolCallId);
+        open?.done.add(event.toolCallId);
+        break;
+      case "turnEnd":
+        for (const key of ["promptTokens", "completionTokens", "totalTokens"] as const) usage[key] += Number(event.usage?.[key]) || 0;
+        open = null;
+        break;
+    }
+  };
+
+  return {
+    emit(event) {
+      if (ended) return;
+      if (typeof event.seq === "number") seq = Math.max(seq, event.seq);
+      if (event.type === "agentEnd") {
+        ended = true;
+        held = event as AgentEvent & Record<string, unknown>;
+        return;
+      }
+      try {
+        note(event as unknown as Record<string, any>);
+      } catch {
+        // a malformed event is still written; only the bookkeeping skips it
+      }
+      safeWrite(event);
+    },
+    get ended() {
+      return ended;
+    },
+    close(stopReason, error) {
+      if (ended) return;
+      const turn = open;
+      if (turn) {
+        for (const [toolCallId, { toolName, startedAt: callStart }] of turn.running) {
+          turn.done.add(toolCallId);
+          safeWrite(stamp({
+            type: "toolExecutionEnd",
+            turn: turn.turn,
+            toolCallId,
+            toolName,
+            result: { content: [{ type: "text", text: `Tool "${toolName}" was stopped: ${error}` }] },
+            isError: true,
+            durationMs: Math.round(performance.now() - callStart),
+          }));
+        }
+        for (const call of turn.calls) {
+          if (turn.done.has(call.id)) continue;
+          safeWrite(stamp({ type: "toolCallRejected", turn: turn.turn, toolCallId: call.id, toolName: call.name, args: call.arguments, reason: `Not executed: ${error}` }));
+        }
+        safeWrite(stamp({ type: "turnEnd", turn: turn.turn, toolResults: turn.calls.length, usage: turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 } }));
+      }
+      held = stamp({
+        type: "agentEnd",
+        stopReason,
+        turns,
+        toolCalls,
+        usage: total(),
+        durationMs: Math.round(performance.now() - startedAt),
+        error,
+      }) as AgentEvent & Record<string, unknown>;
+      open = null;
+      ended = true;
+    },
+    finish(failure) {
+      if (!held || written) return held?.stopReason as StopReason | undefined;
+      written = true;
+      if (failure !== undefined) {
+        const previous = typeof held.error === "string" && held.error !== "" ? `${held.error}; ` : "";
+        held = { ...held, error: `${previous}${failure}` };
+        if (held.stopReason === "completed" || held.stopReason === "terminated") held.stopReason = "error";
+      }
+      safeWrite(held);
+      return held.stopReason as StopReason;
+    },
+  };
+}

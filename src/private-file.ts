@@ -1,0 +1,26 @@
+/**
+ * Writing files that hold a conversation (`--session`, `--record`). Rules: the write is atomic
+ * (tools/atomic-write.ts); a new file gets mode 0600 (owner only: conversations may hold private
+ * data); an existing file keeps its permission bits exactly, whatever the umask.
+ */
+import { chmod, stat } from "node:fs/promises";
+import { writeFileAtomic } from "./tools/atomic-write.js";
+
+export const PRIVATE_FILE_MODE = 0o600;
+
+export async function writePrivateFileAtomic(file: string, data: string): Promise<void> {
+  const mode = (await existingMode(file)) ?? PRIVATE_FILE_MODE;
+  await writeFileAtomic(file, data, { mode });
+  // open() applies the umask to the mode it is given; put the exact bits back.
+  if ((await existingMode(file)) !== mode) await chmod(file, mode);
+}
+
+/** The permission bits of `file`, or undefined when it does not exist. */
+async function existingMode(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
