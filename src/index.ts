@@ -1,7 +1,19 @@
 /** The yiem library: the tool model, the loop and the providers. */
 export * from "./tools/types.js";
 export { defineTool, textContent, toolResult, checkToolShape, TOOL_NAME_PATTERN } from "./tools/define.js";
-export { ToolRegistry, registerTool } from "./tools/registry.js";
+export { ToolRegistry, registerTool, defaultToolRegistry } from "./tools/registry.js";
+export {
+  createBuiltinTools,
+  createListTools,
+  createWriteTool,
+  formatToolTable,
+  type BuiltinToolName,
+  type BuiltinToolsContext,
+  type ListedTool,
+  type WriteToolContext,
+  type WriteToolDetails,
+} from "./tools/builtins/index.js";
+export { createToolPolicy } from "./tools/policy.js";
 export { loadTools, loadToolFile, listToolFiles } from "./tools/loader.js";
 export { parseToolArguments } from "./tools/arguments.js";
 export { prepareArguments } from "./loop/prepare.js";

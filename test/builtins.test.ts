@@ -59,11 +59,10 @@ describe("listTools", () => {
     const result = await byName.listTools.execute("c1", {}, signal, noPartial);
     const text = (result.content[0] as { text: string }).text;
     expect(text.split("\n")).toEqual([
-      "3 tools:",
-      "name | label | description",
-      expect.stringMatching(/^listTools \| List tools \| /),
-      expect.stringMatching(/^writeTool \| Write a tool \| /),
-      "multi | Multi line | first second",
+      "Available tools:",
+      expect.stringMatching(/^- listTools: List tools — /),
+      expect.stringMatching(/^- writeTool: Write a tool — /),
+      "- multi: Multi line — first second",
     ]);
     expect(result.details).toEqual(registry.list().map((t) => ({ name: t.name, label: t.label, description: t.description })));
   });

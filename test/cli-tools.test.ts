@@ -74,7 +74,8 @@ describe("yiem tools list", { timeout: 120_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^fine\t/m);
     const warnings = expectValidEvents(r.stderr);
-    expect(warnings.map((w) => [w.type, String(w.path).split("/").pop()])).toEqual([["warning", "syntax.ts"]]);
+    // An invalid schema is a load problem too (issue 14 item 4).
+    expect(warnings.map((w) => [w.type, String(w.path).split("/").pop()])).toEqual([["warning", "badschema.ts"], ["warning", "syntax.ts"]]);
   });
 });
 
@@ -200,7 +201,7 @@ describe("yiem tools new", { timeout: 120_000 }, () => {
     expect(call.code).toBe(0);
     expect(call.stdout).toBe('Received arguments: {"text":"$(rm -rf /) `x`"}\n');
     const events = expectValidEvents(call.stderr);
-    expect(events.map((e) => e.type)).toEqual(["toolExecutionStart", "toolExecutionUpdate", "toolExecutionEnd"]);
+    expect(events.map((e) => e.type)).toEqual(["agentStart", "toolExecutionStart", "toolExecutionUpdate", "toolExecutionEnd", "agentEnd"]);
     const again = await yiem(["new", "greet", "--command"]);
     expect(again.code).toBe(2);
   });
@@ -238,8 +239,8 @@ describe("yiem tools call", { timeout: 120_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("abab\n");
     const events = expectValidEvents(r.stderr);
-    expect(events.map((e) => e.type)).toEqual(["toolExecutionStart", "toolExecutionUpdate", "toolExecutionEnd"]);
-    expect(events[0].args).toEqual({ text: "ab", times: 2 });
+    expect(events.map((e) => e.type)).toEqual(["agentStart", "toolExecutionStart", "toolExecutionUpdate", "toolExecutionEnd", "agentEnd"]);
+    expect(events[1].args).toEqual({ text: "ab", times: 2 });
   });
 
   it("--output json prints {content, details, isError}", async () => {
@@ -260,7 +261,7 @@ describe("yiem tools call", { timeout: 120_000 }, () => {
     const r = await yiem(["call", "echo", "--args", '{"text":"fail"}', "--output", "json", "--events", "ndjson"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringMatching(/asked to fail/) }] });
-    expect(expectValidEvents(r.stderr).at(-1)).toMatchObject({ type: "toolExecutionEnd", isError: true });
+    expect(expectValidEvents(r.stderr).at(-2)).toMatchObject({ type: "toolExecutionEnd", isError: true });
   });
 
   it("exits 2 on invalid arguments, with a toolCallRejected event and no execution", async () => {
@@ -269,7 +270,7 @@ describe("yiem tools call", { timeout: 120_000 }, () => {
       expect(r.code, args).toBe(2);
       expect(r.stdout).toBe("");
       const events = expectValidEvents(r.stderr);
-      expect(events.map((e) => e.type)).toEqual(["toolCallRejected"]);
+      expect(events.map((e) => e.type)).toEqual(["agentStart", "toolCallRejected", "agentEnd"]);
     }
     const plain = await yiem(["call", "echo", "--args", "{}", "--events", "none"]);
     expect(plain.code).toBe(2);
@@ -279,7 +280,7 @@ describe("yiem tools call", { timeout: 120_000 }, () => {
   it("exits 2 for an unknown tool and for a missing --args file", async () => {
     const unknown = await yiem(["call", "nope", "--events", "ndjson"]);
     expect(unknown.code).toBe(2);
-    expect(expectValidEvents(unknown.stderr)[0]).toMatchObject({ type: "toolCallRejected", reason: expect.stringMatching(/unknown tool "nope"/) });
+    expect(expectValidEvents(unknown.stderr)[1]).toMatchObject({ type: "toolCallRejected", reason: expect.stringMatching(/unknown tool "nope"/) });
     const missing = await yiem(["call", "echo", "--args", "@nowhere.json"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read nowhere\.json/);
@@ -293,7 +294,7 @@ describe("yiem tools check", { timeout: 120_000 }, () => {
     expect(r.stdout).toMatch(/broken\/syntax\.ts: /);
     expect(r.stdout).toMatch(/broken\/badschema\.ts: tool "badschema": invalid inputSchema/);
     expect(r.stdout).not.toMatch(/fine\.ts/);
-    expect(r.stdout).toMatch(/^2 problems \(3 tools loaded/m);
+    expect(r.stdout).toMatch(/^2 problems \(2 tools loaded/m);
   });
 
   it("exits 0 with a summary when every tool is fine", async () => {
@@ -365,7 +366,9 @@ describe("writeTool in one `yiem run`: the model writes a tool, then calls it", 
         ["triple", false],
         ["echo", false],
       ]);
-      expect((await readdir(join(project, "tools"))).sort()).toEqual(["echo.ts", "triple.ts"]);
+      // writeTool's default folder is generated-tools/ beside the spec, never the reviewed tools/.
+      expect(await readdir(join(project, "tools"))).toEqual(["echo.ts"]);
+      expect(await readdir(join(project, "generated-tools"))).toEqual(["triple.ts"]);
     });
   }
 });

@@ -7,12 +7,13 @@
  *   sees; stdout, when not blank, is JSON `{"args": {...}}` to replace the arguments (or
  *   `{"block": true, "reason": "…"}`);
  * - afterToolCall: exit 0 keeps the result; stdout, when not blank, is JSON with any of
- *   `content` (parts, or a string), `isError`, `terminate`, `details` to replace;
+ *   `content` (parts, or a string), `isError`, `terminate`, `details`, `usage` to replace;
  * - any other exit, a signal, a timeout (default 30 s) or stdout that is not such JSON is a
  *   hook failure: thrown, so the loop blocks the call (before) or makes the result an error (after).
  */
 import { basename, isAbsolute, resolve } from "node:path";
 import { textContent } from "../tools/define.js";
+import type { Usage } from "../tools/types.js";
 import { childEnv, runProcess } from "../tools/process.js";
 import type { AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult } from "../loop/types.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, type CommandHookSpec, type HookName } from "./types.js";
@@ -49,7 +50,7 @@ export function commandAfterHook(spec: CommandHookSpec, cwd: string, defaultTime
   return async (ctx: AfterToolCallContext): Promise<AfterToolCallResult> => {
     const result = { content: ctx.result.content, ...(ctx.result.details !== undefined ? { details: ctx.result.details } : {}) };
     const run = await runHook("afterToolCall", spec, cwd, defaultTimeoutMs, ctx, { result, isError: ctx.isError });
-    const out = parseStdout(run.stdout, name, ["content", "isError", "terminate", "details"]);
+    const out = parseStdout(run.stdout, name, ["content", "isError", "terminate", "details", "usage"]);
     if (!out) return undefined;
     const change: NonNullable<AfterToolCallResult> = {};
     if (out.content !== undefined) {
@@ -63,6 +64,7 @@ export function commandAfterHook(spec: CommandHookSpec, cwd: string, defaultTime
       change[key] = out[key] as boolean;
     }
     if ("details" in out) change.details = out.details;
+    if (out.usage !== undefined) change.usage = parseUsage(out.usage, name);
     return change;
   };
 }
@@ -116,6 +118,17 @@ function parseStdout(stdout: string, name: string, allowed: string[]): Record<st
   if (!isObject(value)) throw new Error(`hook ${name} printed JSON that is not an object`);
   const unknown = Object.keys(value).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) throw new Error(`hook ${name} printed unknown key "${unknown[0]}" (allowed: ${allowed.join(", ")})`);
+  return value;
+}
+
+/** `{promptTokens?, completionTokens?, totalTokens?}`, each a non-negative number; else a throw. */
+function parseUsage(value: unknown, name: string): Partial<Usage> {
+  const keys = ["promptTokens", "completionTokens", "totalTokens"];
+  if (!isObject(value)) throw new Error(`hook ${name} printed "usage" that is not an object`);
+  for (const [key, n] of Object.entries(value)) {
+    if (!keys.includes(key)) throw new Error(`hook ${name} printed unknown usage key "${key}" (allowed: ${keys.join(", ")})`);
+    if (typeof n !== "number" || !(n >= 0)) throw new Error(`hook ${name} printed usage "${key}" that is not a non-negative number`);
+  }
   return value;
 }
 

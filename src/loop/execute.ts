@@ -1,6 +1,8 @@
 /**
  * Executing one prepared call: toolExecutionStart → updates from onPartialResult → finalize
- * (afterToolCall may replace content, details, isError, terminate) → toolExecutionEnd.
+ * (afterToolCall may replace content, details, isError, terminate, usage) → toolExecutionEnd.
+ * A failing afterToolCall (a throw, invalid content) makes the result an error that keeps the
+ * tool's own `usage` and `terminate`.
  * Rules: a throw, a rejection, a timeout, an abort or a malformed result is an error result;
  * nothing here throws. A tool that ignores its signal is left behind, never awaited.
  */
@@ -47,6 +49,10 @@ export async function executeToolCall(
   });
 
   if (ctx.hooks.afterToolCall) {
+    const kept: Pick<ToolResult, "usage" | "terminate"> = {
+      ...(result.usage !== undefined ? { usage: result.usage } : {}),
+      ...(result.terminate ? { terminate: true } : {}),
+    };
     try {
       const hooked = Promise.resolve(ctx.hooks.afterToolCall({ turn: ctx.turn, toolCall, tool, args, signal: ctx.signal, result, isError }));
       const change = await untilAborted(hooked, ctx.signal, () => {
@@ -59,15 +65,16 @@ export async function executeToolCall(
           ...(normalized?.ok ? { content: normalized.result.content } : {}),
           ...("details" in change ? { details: change.details } : {}),
           ...(change.terminate !== undefined ? { terminate: change.terminate } : {}),
+          ...(change.usage !== null && typeof change.usage === "object" ? { usage: change.usage } : {}),
         };
         if (change.isError !== undefined) isError = change.isError;
         if (normalized && !normalized.ok) {
-          result = { content: [textContent(`afterToolCall hook returned invalid content: ${normalized.malformed}`)] };
+          result = { content: [textContent(`afterToolCall hook returned invalid content: ${normalized.malformed}`)], ...kept };
           isError = true;
         }
       }
     } catch (error) {
-      result = { content: [textContent(`afterToolCall hook failed: ${messageOf(error)}`)] };
+      result = { content: [textContent(`afterToolCall hook failed: ${messageOf(error)}`)], ...kept };
       isError = true;
     }
   }

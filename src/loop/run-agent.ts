@@ -12,8 +12,10 @@ import { createEmitter, type Emit } from "./events.js";
 import type { FinishedCall } from "./execute.js";
 import { messageOf } from "./prepare.js";
 import { rejectCall, runToolCalls } from "./schedule.js";
+import { runStopOf } from "./abort.js";
 import { extractToolCalls } from "./tool-calls.js";
 import { preloadValidator } from "../tools/validate.js";
+import { defaultToolRegistry } from "../tools/registry.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
 import { addUsage, zeroUsage } from "./usage.js";
 
@@ -23,6 +25,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const mode = options.toolExecution ?? "sequential";
   const isToolAllowed = options.isToolAllowed ?? (() => true);
+  const registry = options.registry ?? defaultToolRegistry;
   const hooks = options.hooks ?? {};
   const started = performance.now();
   const messages: ChatMessage[] = [...options.messages];
@@ -45,11 +48,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       }, limits.runTimeoutMs)
     : undefined;
   const signal = controller.signal;
-  const interruptedReason = (): StopReason => (timedOut ? "timeout" : "aborted");
+  // An abort with a RunStop reason (abort.ts) ends the run the way the reason says.
+  const interruptedReason = (): StopReason => (timedOut ? "timeout" : runStopOf(signal.reason)?.stopReason ?? "aborted");
   const budgetSpent = () => limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens;
   const budgetError = () => `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
 
-  const offeredTools = () => options.registry.list().filter((t) => isToolAllowed(t.name));
+  const offeredTools = () => registry.list().filter((t) => isToolAllowed(t.name));
   emit({
     type: "agentStart",
     schemaVersion: 1,
@@ -64,7 +68,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   let stopReason: StopReason = "completed";
   let text = "";
   let error: string | undefined;
-  const repeats = { signature: "", count: 0 };
+  const repeats = new Map<string, number>();
+  // listTools (and anything else reading the registry's offer) sees this run's policy.
+  const releasePolicy = registry.applyPolicy(isToolAllowed);
 
   try {
     for (;;) {
@@ -113,6 +119,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       addUsage(usage, response.usage);
       const extracted = extractToolCalls(response.message, makeId);
       const assistant: AssistantMessage = { role: "assistant", content: extracted.content, toolCalls: extracted.toolCalls };
+      // Reasoning goes back to the server with the turn (only when it sent some; see provider/types.ts).
+      if (response.message.reasoning) assistant.reasoning = response.message.reasoning;
       messages.push(assistant);
       emit({
         type: "messageEnd",
@@ -137,14 +145,14 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       } else if (calls.length > 0 && response.finishReason === "length") {
         finished = rejectAll(calls, "Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter.", batch);
       } else if (limits.loopDetection > 0 && longestRepeat.count >= limits.loopDetection) {
-        finished = rejectAll(calls, `Not executed: the same call was made ${longestRepeat.count} times in a row.`, batch);
+        finished = rejectAll(calls, `Not executed: the same call was made in ${longestRepeat.count} turns in a row.`, batch);
         stopAfterBatch = "loopDetected";
-        error = `loop detected: "${longestRepeat.name}" called ${longestRepeat.count} times in a row with the same arguments`;
+        error = `loop detected: "${longestRepeat.name}" called ${longestRepeat.count} times in a row (one call per turn) with the same arguments`;
       } else {
         finished = await runToolCalls(calls, {
           mode,
           maxConcurrency: limits.maxConcurrency,
-          registry: options.registry,
+          registry,
           isToolAllowed,
           hooks,
           turn,
@@ -188,12 +196,13 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     stopReason = "error";
     error = `internal error: ${messageOf(err)}`;
   } finally {
+    releasePolicy();
     if (runTimer) clearTimeout(runTimer);
     options.signal?.removeEventListener("abort", onOuterAbort);
   }
 
-  if ((stopReason === "aborted" || stopReason === "timeout") && !error) {
-    error = stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted";
+  if ((stopReason === "aborted" || stopReason === "timeout" || stopReason === "error") && !error) {
+    error = runStopOf(signal.reason)?.message ?? (stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted");
   }
   const durationMs = Math.round(performance.now() - started);
   emit({
@@ -213,17 +222,22 @@ function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit:
 }
 
 /**
- * Counts consecutive identical calls (same tool, same arguments) across turns, updating the
- * running `state`; returns the longest run this batch reached.
+ * Counts, per call (same tool, same arguments), the turns in a row that made it, updating the
+ * running `counts` (a call missing from a turn starts over); identical calls within one response
+ * count once. Returns the longest run this turn reached.
  */
-function countRepeats(calls: ToolCall[], state: { signature: string; count: number }): { name: string; count: number } {
+function countRepeats(calls: ToolCall[], counts: Map<string, number>): { name: string; count: number } {
   const longest = { name: "", count: 0 };
+  const thisTurn = new Map<string, number>();
   for (const call of calls) {
     const signature = `${call.name}\u0000${normalizeArgs(call.arguments)}`;
-    state.count = signature === state.signature ? state.count + 1 : 1;
-    state.signature = signature;
-    if (state.count > longest.count) Object.assign(longest, { name: call.name, count: state.count });
+    if (thisTurn.has(signature)) continue;
+    const count = (counts.get(signature) ?? 0) + 1;
+    thisTurn.set(signature, count);
+    if (count > longest.count) Object.assign(longest, { name: call.name, count });
   }
+  counts.clear();
+  for (const [signature, count] of thisTurn) counts.set(signature, count);
   return longest;
 }
 

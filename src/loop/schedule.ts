@@ -1,5 +1,6 @@
 /**
- * Running one turn's tool calls. `sequential`: prepare then execute each call in order.
+ * Running one turn's tool calls. `sequential`: prepare then execute each call in order, one at a
+ * time (`parallelToolExecute: true` does not make calls overlap here; only parallel mode reads it).
  * `parallel`: prepare all in order, then execute concurrently up to `maxConcurrency`; a call to a
  * tool with `parallelToolExecute: false` runs alone (after earlier calls finish, before later
  * ones start). Results always come back in call order, one per call, also on abort.

@@ -30,7 +30,10 @@ export interface Limits {
   maxConcurrency: number;
   /** Cumulative totalTokens budget, checked after each model response; 0 = none. */
   maxTokens: number;
-  /** Same tool with the same arguments this many times in a row stops the run; 0 = off (default 5). */
+  /**
+   * A call (same tool, same arguments) made in this many turns in a row stops the run; repeats
+   * within one response do not count; 0 = off (default 5).
+   */
   loopDetection: number;
 }
 
@@ -60,15 +63,19 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
   isError: boolean;
 }
 
-/** Any field returned replaces the one in the result. */
+/**
+ * Any field returned replaces the one in the result; `usage` replaces the tokens the call
+ * reports (added to the run's usage).
+ */
 export type AfterToolCallResult =
-  | { content?: ContentPart[]; details?: unknown; isError?: boolean; terminate?: boolean }
+  | { content?: ContentPart[]; details?: unknown; isError?: boolean; terminate?: boolean; usage?: Partial<Usage> }
   | void
   | undefined;
 
 /**
  * Hooks. Rules: both receive the run's abort signal; a hook that throws blocks the call
- * (before) or turns the result into an error (after); it never crashes the run.
+ * (before) or turns the result into an error (after: its content becomes the failure message,
+ * details are dropped, the tool's `usage` and `terminate` are kept); it never crashes the run.
  */
 export interface AgentHooks {
   beforeToolCall?(ctx: BeforeToolCallContext): BeforeToolCallResult | Promise<BeforeToolCallResult>;
@@ -77,14 +84,20 @@ export interface AgentHooks {
 
 export interface RunAgentOptions {
   provider: Provider;
-  /** Read at the start of every turn, so tools added during a run are offered from the next turn. */
-  registry: ToolRegistry;
+  /**
+   * Read at the start of every turn, so tools added during a run are offered from the next turn.
+   * Default: `defaultToolRegistry` (what `registerTool(tool)` adds to).
+   */
+  registry?: ToolRegistry;
   /** The conversation so far: system prompt, user prompt(s), earlier turns. Not mutated. */
   messages: ChatMessage[];
   toolExecution?: ToolExecutionMode;
   limits?: Partial<Limits>;
   hooks?: AgentHooks;
-  /** Tools the policy allows; a call to any other is rejected and it is never offered. Default: all. */
+  /**
+   * Tools the policy allows; a call to any other is rejected, and it is never offered nor listed
+   * by `listTools` (applied to the registry for the run, see `ToolRegistry.applyPolicy`). Default: all.
+   */
   isToolAllowed?: (name: string) => boolean;
   signal?: AbortSignal;
   /** Receives every event, in order. Must not throw. */

@@ -5,14 +5,19 @@
  *   names starting with `_` or `.`, `*.d.ts` and `*.test.*` are skipped;
  * - a module default-exports a tool or exports `getTool()` returning one;
  * - a file that fails to load is a problem with its path and reason; every other tool still loads;
- * - a duplicate name is a problem naming both files; the first one loaded keeps the name.
+ * - so is a tool whose inputSchema ajv cannot use (./schema-check.ts): it is not registered;
+ * - a duplicate name is a problem naming both files; the first one loaded keeps the name;
+ * - a tool or hook file must be a regular file (or a link to one): a FIFO, socket or device of a
+ *   tool file's name is a problem, never opened (it could block the load forever).
  * Modules go through yiem's own loader (./modules/): TypeScript and ES modules transformed once and
  * cached on disk by content; `yiem` resolves to this package.
  */
+import { statSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
+import { findSchemaProblems } from "./schema-check.js";
 import type { Tool, ToolLoadProblem } from "./types.js";
 import { importModule } from "./modules/index.js";
 
@@ -34,7 +39,7 @@ export function toolFileKind(fileName: string): ToolFileKind | null {
 export async function listToolFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   return entries
-    .filter((e) => (e.isFile() || e.isSymbolicLink()) && toolFileKind(e.name) !== null)
+    .filter((e) => !e.isDirectory() && toolFileKind(e.name) !== null)
     .map((e) => e.name)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map((name) => join(dir, name));
@@ -50,12 +55,12 @@ export interface LoadToolsResult {
   problems: ToolLoadProblem[];
 }
 
-/** Loads every tool of `dirs` into a registry; problems are collected, never thrown. */
-export async function loadTools(dirs: string[], options: LoadToolsOptions = {}): Promise<LoadToolsResult> {
+/** Loads every tool of `dirs` (one folder or a list) into a registry; problems are collected, never thrown. */
+export async function loadTools(dirs: string | string[], options: LoadToolsOptions = {}): Promise<LoadToolsResult> {
   const registry = options.registry ?? new ToolRegistry();
   const problems: ToolLoadProblem[] = [];
   const files: string[] = [];
-  for (const dir of dirs) {
+  for (const dir of typeof dirs === "string" ? [dirs] : dirs) {
     const absolute = resolve(dir);
     try {
       files.push(...(await listToolFiles(absolute)));
@@ -67,9 +72,15 @@ export async function loadTools(dirs: string[], options: LoadToolsOptions = {}):
     (tool) => ({ file, tool, error: null as string | null }),
     (error: unknown) => ({ file, tool: null, error: errorMessage(error) }),
   )));
+  const badSchemas = await findSchemaProblems(loaded.flatMap((l) => (l.tool ? [l.tool] : [])));
   for (const { file, tool, error } of loaded) {
     if (!tool) {
       problems.push({ path: file, reason: error ?? "unknown error" });
+      continue;
+    }
+    const schemaProblem = badSchemas.get(tool);
+    if (schemaProblem !== undefined) {
+      problems.push({ path: file, reason: `tool "${tool.name}": invalid inputSchema: ${schemaProblem}` });
       continue;
     }
     try {
@@ -84,6 +95,7 @@ export async function loadTools(dirs: string[], options: LoadToolsOptions = {}):
 
 /** Loads one tool file (module or command manifest). Throws with a clear reason. */
 export async function loadToolFile(file: string): Promise<Tool> {
+  refuseNonRegularFile(file);
   const kind = toolFileKind(basename(file));
   if (kind === "command") {
     const { loadCommandTool } = await import("./command-tool.js");
@@ -102,7 +114,16 @@ export async function loadToolFile(file: string): Promise<Tool> {
 
 /** Imports a TS/JS module file through the tool loader (same cache, `yiem` is this package). */
 export async function importModuleFile(path: string): Promise<Record<string, unknown>> {
+  refuseNonRegularFile(path);
   return importModule(path);
+}
+
+/** Throws when `file` exists but is not a regular file (a missing file fails later, as before). */
+function refuseNonRegularFile(file: string): void {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  if (!stats || stats.isFile()) return;
+  const kind = stats.isFIFO() ? "a FIFO" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a folder" : "a device";
+  throw new Error(`not a regular file (${kind})`);
 }
 
 function unwrapDefault(value: unknown): unknown {

@@ -1,4 +1,10 @@
-/** The set of tools a run can call, by name, in load order. */
+/**
+ * The set of tools a run can call, by name, in load order. Rules:
+ * - a registry may carry policies (`applyPolicy`): a tool is offered when every active policy
+ *   allows it; `runAgent` applies its `isToolAllowed` for the length of the run, so `listTools`
+ *   (which lists `offered()`) never shows a tool the run denies, also with several runs at once;
+ * - `registerTool(tool)` adds to `defaultToolRegistry`, the one `runAgent` uses when given none.
+ */
 import { checkToolShape } from "./define.js";
 import type { Tool, ToolInfo, ToolLoadProblem, ToolSource } from "./types.js";
 
@@ -11,6 +17,7 @@ export class ToolRegistry {
   private readonly byName = new Map<string, RegisteredTool>();
   /** Files that failed to load; filled by the loader. */
   readonly problems: ToolLoadProblem[] = [];
+  private readonly policies = new Set<(name: string) => boolean>();
 
   /**
    * Adds a tool. Throws when its shape is invalid, or when the name is taken and `replace`
@@ -48,6 +55,26 @@ export class ToolRegistry {
     return [...this.byName.values()].map((e) => e.tool);
   }
 
+  /** Whether every active policy allows `name` (true with none). */
+  isOffered(name: string): boolean {
+    for (const allows of this.policies) if (!allows(name)) return false;
+    return true;
+  }
+
+  /** The tools every active policy allows, in registration order. */
+  offered(): Tool[] {
+    return this.list().filter((t) => this.isOffered(t.name));
+  }
+
+  /** Makes `isAllowed` an active policy until the returned function is called. */
+  applyPolicy(isAllowed: (name: string) => boolean): () => void {
+    const policy = (name: string) => isAllowed(name);
+    this.policies.add(policy);
+    return () => {
+      this.policies.delete(policy);
+    };
+  }
+
   entries(): RegisteredTool[] {
     return [...this.byName.values()];
   }
@@ -68,7 +95,25 @@ export function describeSource(source: ToolSource): string {
   return source.path ?? source.kind;
 }
 
-/** Adds `tool` to `registry` (see `ToolRegistry.register`). */
-export function registerTool(registry: ToolRegistry, tool: Tool, source?: ToolSource): void {
-  registry.register(tool, source);
+/** The registry `registerTool(tool)` adds to and `runAgent` uses when it is given none. */
+export const defaultToolRegistry = new ToolRegistry();
+
+/**
+ * Adds a tool (see `ToolRegistry.register`): `registerTool(tool)` to `defaultToolRegistry`, or
+ * `registerTool(registry, tool)` to `registry`. Returns the registry it added to.
+ */
+export function registerTool(tool: Tool, source?: ToolSource): ToolRegistry;
+export function registerTool(registry: ToolRegistry, tool: Tool, source?: ToolSource): ToolRegistry;
+export function registerTool(first: ToolRegistry | Tool, second?: Tool | ToolSource, third?: ToolSource): ToolRegistry {
+  if (isRegistry(first)) {
+    first.register(second as Tool, third);
+    return first;
+  }
+  defaultToolRegistry.register(first, second as ToolSource | undefined);
+  return defaultToolRegistry;
+}
+
+/** A registry, also one from another copy of this module (a tool is never one: it has `execute`). */
+function isRegistry(value: ToolRegistry | Tool): value is ToolRegistry {
+  return value instanceof ToolRegistry || (typeof (value as Partial<ToolRegistry>).register === "function" && typeof (value as Partial<Tool>).execute !== "function");
 }

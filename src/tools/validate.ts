@@ -3,14 +3,19 @@
  * scalar coercion. A tool's validator is compiled on its first call and cached per schema object.
  * Run-time compiles skip checking the schema against the JSON Schema meta-schema (that costs
  * ~30 ms per process); `checkSchema` does that check, and `yiem tools check` and the tool
- * generator use it.
+ * generator use it. `inputSchemaProblem` is the load-time check (src/tools/schema-check.ts).
  */
 import type { JsonSchema } from "./types.js";
 
 type AjvValidate = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown>; keyword: string }> | null;
 };
-type AjvLike = { compile(schema: object): AjvValidate };
+type AjvLike = {
+  compile(schema: object): AjvValidate;
+  validateSchema(schema: object): boolean;
+  errors?: AjvValidate["errors"];
+  errorsText(errors?: AjvValidate["errors"], options?: { dataVar?: string }): string;
+};
 
 const ajvInstances = new Map<boolean, Promise<AjvLike>>();
 const validators = new WeakMap<object, AjvValidate>();
@@ -48,6 +53,22 @@ export function preloadValidator(): void {
 /** Throws with ajv's message when `schema` is not a valid JSON Schema (meta-schema included). */
 export async function checkSchema(schema: JsonSchema): Promise<void> {
   (await getAjv(true)).compile(schema);
+}
+
+/**
+ * Why `schema` cannot be used as a tool's input schema, or null when it can: checked against the
+ * JSON Schema meta-schema, then compiled by the very ajv that validates arguments (the validator is
+ * kept, so the first call does not compile it again).
+ */
+export async function inputSchemaProblem(schema: JsonSchema): Promise<string | null> {
+  const ajv = await getAjv(false);
+  try {
+    if (!ajv.validateSchema(schema)) return ajv.errorsText(ajv.errors, { dataVar: "schema" });
+    await compileSchema(schema);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 /** Compiles (once) the validator for `schema`; throws with ajv's message when ajv cannot compile it. */

@@ -1,61 +1,124 @@
 /**
  * `yiem tools call <name> [--args JSON|@file|-]`: prepare, validate and execute one tool without a
- * model (no hooks, no policy). Events on stderr per `--events` (toolCallRejected, or
- * toolExecutionStart/Update/End); the result on stdout: its text, or with `--output json` one line
- * `{content, details, isError}`. Exit 0 ok, 1 error result, 2 unknown tool or invalid arguments,
- * 130/143 interrupted.
+ * model (no hooks; the policy neither blocks the call nor is skipped by `listTools`, which lists
+ * only the tools the spec allows). Events on stderr per `--events`, framed like a run's:
+ * `agentStart` (model "none", tools [name]) → any `warning`s → `toolCallRejected`, or
+ * toolExecutionStart/Update/End → `agentEnd` (stopReason completed, terminated, error or aborted;
+ * turns 0, toolCalls 1, the tool's usage); a problem before that (bad spec, unreadable --args) is
+ * a lone `agentEnd`, as for `run`. The result on stdout: its text, or with `--output json` one line
+ * `{content, details, isError}`. Secrets are redacted as in `run` (events, stdout, messages).
+ * Exit 0 ok, 1 error result, 2 unknown tool, invalid arguments or bad spec, 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
  */
-import { randomBytes } from "node:crypto";
-import { executeToolCall } from "../../loop/execute.js";
+import { randomBytes, randomUUID } from "node:crypto";
+import { secretValues } from "../../config/redact.js";
+import { createEmitter, type Emit } from "../../loop/events.js";
+import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
+import { createRedactor, type Redactor } from "../../loop/redact.js";
+import type { StopReason } from "../../loop/types.js";
+import { addUsage, zeroUsage } from "../../loop/usage.js";
 import type { ContentPart } from "../../tools/types.js";
 import { reportUsageError } from "../errors.js";
-import { createEventSink, defaultEventsMode, type EventsMode } from "../events/sink.js";
-import { EXIT } from "../exit-codes.js";
+import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
+import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { packageVersion } from "../main.js";
 import { printJson, printText } from "../output.js";
-import { installSignalHandlers } from "../signals.js";
-import { loadToolsRegistry, loadToolsSpec, newEmitter, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
+import { beforeForcedExit, installSignalHandlers } from "../signals.js";
+import { loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
 
 export async function callCommand(argv: Record<string, unknown>): Promise<number> {
-  const name = String(argv.name ?? "");
-  const raw = argv.args === undefined ? "{}" : await readFlagValue("args", String(argv.args), { allowStdin: true });
-  const spec = await loadToolsSpec(argv);
-  const { registry, problems } = await loadToolsRegistry(spec);
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
   const sink = createEventSink({ mode });
-  const emit = newEmitter(sink);
-  const toolCall = { id: `call_${randomBytes(6).toString("hex")}`, name, arguments: raw };
-  const reject = async (reason: string, args: unknown) => {
-    emit({ type: "toolCallRejected", turn: 1, toolCallId: toolCall.id, toolName: name, args, reason });
-    await sink.close();
-    if (mode === "none") reportUsageError(reason);
-    return EXIT.usage;
-  };
+  const runId = randomUUID();
+  // Until the spec names the API key, hide what the environment's secret-named variables hold.
+  let redact: Redactor = createRedactor(secretValues(process.env));
+  const emit: Emit = createEmitter(runId, (event) => sink.emit(redact(event)));
+  let started = false;
   try {
-    warnProblems(emit, problems);
+    const name = String(argv.name ?? "");
+    const raw = argv.args === undefined ? "{}" : await readFlagValue("args", String(argv.args), { allowStdin: true });
+    const spec = await loadToolsSpec(argv);
+    redact = createRedactor(secretValues(process.env, [spec.model.apiKey]));
+    const processes = await import("../../tools/process.js");
+    processes.addSecretEnvNames(spec.model.apiKeyEnv);
+    beforeForcedExit(() => processes.killAllChildren());
+    const { registry, problems } = await loadToolsRegistry(spec);
+    const { createToolPolicy } = await import("../../tools/policy.js");
+    registry.applyPolicy(createToolPolicy(spec.tools.allow, spec.tools.deny));
+    const clock = performance.now();
     const tool = registry.get(name);
+    emit({
+      type: "agentStart",
+      schemaVersion: 1,
+      yiemVersion: packageVersion(),
+      model: "none",
+      tools: tool ? [name] : [],
+      toolExecution: spec.toolExecution,
+      configPath: spec.configPath ?? null,
+    });
+    started = true;
+    warnProblems(emit, problems);
+    const end = (stopReason: StopReason, finished: FinishedCall | null, error?: string) => {
+      const usage = zeroUsage();
+      addUsage(usage, finished?.result.usage);
+      emit({
+        type: "agentEnd",
+        stopReason,
+        turns: 0,
+        toolCalls: 1,
+        usage,
+        durationMs: Math.round(performance.now() - clock),
+        ...(error !== undefined ? { error } : {}),
+      });
+    };
+    const toolCall = { id: `call_${randomBytes(6).toString("hex")}`, name, arguments: raw };
+    const reject = async (reason: string, args: unknown) => {
+      emit({ type: "toolCallRejected", turn: 1, toolCallId: toolCall.id, toolName: name, args, reason });
+      end("error", null, reason);
+      await sink.close();
+      if (mode === "none") reportUsageError(redact(reason));
+      return EXIT.usage;
+    };
     if (!tool) return await reject(unknownTool(name, registry.list().map((t) => t.name), problems.length).message, raw);
     const prepared = await prepareArguments(tool, raw);
     if (!prepared.ok) return await reject(prepared.reason, prepared.args);
 
     const signals = installSignalHandlers();
-    // Handlers stay installed until exit, so a signal during the flush still exits 130/143.
+    // Handlers stay installed until exit, so a signal during the flush still exits 128+signal.
     const finished = await executeToolCall(
       { toolCall, tool, args: prepared.args },
       { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs },
     );
-    await sink.close();
     const { result, isError } = finished;
+    const stopReason: StopReason = signals.received ? "aborted" : isError ? "error" : result.terminate ? "terminated" : "completed";
+    end(stopReason, finished, stopReason === "error" || stopReason === "aborted" ? contentText(result.content) : undefined);
+    await sink.close();
     if (argv.output === "json") {
-      await printJson({ content: result.content, details: result.details ?? null, isError }, process.stdout, { indent: 0 });
+      await printJson(redact({ content: result.content, details: result.details ?? null, isError }), process.stdout, { indent: 0 });
     } else {
-      await printText(contentText(result.content));
+      await printText(redact(contentText(result.content)));
     }
-    if (signals.received) return signals.received === "SIGTERM" ? EXIT.sigterm : EXIT.sigint;
-    return isError ? EXIT.failure : EXIT.ok;
+    return exitCodeFor(stopReason, signals.received);
+  } catch (error) {
+    return await reportFailure(error, { sink, mode, emit, started, redact, debug: Boolean(argv.debug) });
   } finally {
     await sink.close();
   }
+}
+
+/** A problem outside the tool (spec, flags, loading): one agentEnd event, or a line with `--events none`. */
+async function reportFailure(
+  error: unknown,
+  ctx: { sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
+): Promise<number> {
+  const name = (error as { name?: string } | null)?.name;
+  const usage = name === "UsageError" || name === "ConfigError" || name === "ToolDraftError";
+  const message = ctx.redact(error instanceof Error ? error.message : String(error));
+  if (ctx.mode === "none") reportUsageError(message);
+  else ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
+  if (ctx.debug && error instanceof Error && error.stack) ctx.sink.log(ctx.redact(error.stack));
+  await ctx.sink.close();
+  return usage ? EXIT.usage : EXIT.failure;
 }
 
 /** Text parts joined by newlines; an image part as a short placeholder. */

@@ -67,7 +67,8 @@ async function showCommand(argv: Record<string, unknown>): Promise<number> {
 /** `tools check`: loads every tool, compiles every schema; each problem `file: reason` on stdout; exit 1 on any. */
 async function checkCommand(argv: Record<string, unknown>): Promise<number> {
   const spec = await loadToolsSpec(argv);
-  const { registry, problems } = await loadToolsRegistry(spec);
+  const { rejectOnDrain, DRAINED_HINT } = await import("../drain.js");
+  const { registry, problems } = await rejectOnDrain(loadToolsRegistry(spec), () => new Error(`loading the tools did not finish: ${DRAINED_HINT}`));
   const all = [...problems];
   for (const { tool, source } of registry.entries()) {
     try {

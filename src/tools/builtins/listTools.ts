@@ -1,8 +1,10 @@
 /**
- * The `listTools` built-in: every tool of the registry (name, label, description), as a text table
- * for the model and as `details` (an array of `{name, label, description}`), e.g. to avoid a name
- * collision before calling writeTool. It reads the registry at call time, so tools added during
- * the run are listed.
+ * The `listTools` built-in: every tool the run offers (name, label, description), as text for the
+ * model (`Available tools:`, then one `- name: label — description` line per tool) and as `details`
+ * (an array of `{name, label, description}`), e.g. to avoid a name collision before calling
+ * writeTool. Rules: it reads the registry at call time, so tools added during the run are listed;
+ * a tool the policy denies (`tools.allow`/`tools.deny`, `--allow-tools`/`--deny-tools`, the
+ * `isToolAllowed` of `runAgent`) is never listed.
  */
 import { toolResult } from "../define.js";
 import type { ToolRegistry } from "../registry.js";
@@ -23,16 +25,15 @@ export function createListTools(registry: ToolRegistry): Tool<Record<string, nev
       "Use it to see what you can call, or to check that a name is free before writing a new tool.",
     inputSchema: { type: "object", properties: {}, additionalProperties: false },
     execute() {
-      const tools: ListedTool[] = registry.list().map((t) => ({ name: t.name, label: t.label, description: t.description }));
+      const tools: ListedTool[] = registry.offered().map((t) => ({ name: t.name, label: t.label, description: t.description }));
       return toolResult(formatToolTable(tools), { details: tools });
     },
   };
 }
 
-/** `name | label | description` lines, one tool per line (white space runs collapsed). */
+/** `Available tools:` then a `- name: label — description` line per tool (white space runs collapsed). */
 export function formatToolTable(tools: ListedTool[]): string {
-  if (tools.length === 0) return "No tools are available.";
+  if (tools.length === 0) return "Available tools: none.";
   const flat = (s: string) => s.replace(/\s+/g, " ").trim();
-  const rows = tools.map((t) => `${t.name} | ${flat(t.label)} | ${flat(t.description)}`);
-  return [`${tools.length} tool${tools.length === 1 ? "" : "s"}:`, "name | label | description", ...rows].join("\n");
+  return ["Available tools:", ...tools.map((t) => `- ${t.name}: ${flat(t.label)} — ${flat(t.description)}`)].join("\n");
 }
