@@ -92,6 +92,29 @@ describe("resolution", () => {
     expect((await importModule(join(dir, "tool.ts"))).values).toEqual(["cjs", "cjs-pkg", "esm default", "esm named", "function"]);
   });
 
+  it("falls back to yiem's own dependencies for a package the tool's folder lacks, and names the missing one", async () => {
+    const dir = await folder("fallback", {
+      "own/node_modules/city-timezones/package.json": '{ "name": "city-timezones", "main": "own.js" }',
+      "own/node_modules/city-timezones/own.js": 'exports.lookupViaCity = () => ["the tool\'s own copy"];',
+      "own/tool.ts": 'import { lookupViaCity } from "city-timezones";\nexport const first = lookupViaCity("x")[0];',
+      "global.ts": [
+        'import cityTimezones from "city-timezones";',
+        'export const zone = cityTimezones.lookupViaCity("Tokyo")[0]?.timezone;',
+        'export const resolved = import.meta.resolve("city-timezones");',
+        'export async function later() { return (await import("city-timezones")).default.lookupViaCity("Paris")[0]?.timezone; }',
+      ].join("\n"),
+      "missing.ts": 'import "no-such-package-anywhere";\nexport const x = 1;',
+    });
+    expect((await importModule(join(dir, "own", "tool.ts"))).first).toBe("the tool's own copy");
+    const global = await importModule(join(dir, "global.ts"));
+    expect(global.zone).toBe("Asia/Tokyo");
+    expect(String(global.resolved)).toContain("/node_modules/city-timezones/");
+    expect(await (global.later as () => Promise<string>)()).toBe("Europe/Paris");
+    const error = await rejection(importModule(join(dir, "missing.ts")));
+    expect(error.message).toContain("no-such-package-anywhere");
+    expect(error.message).toContain(join(dir, "missing.ts"));
+  });
+
   it("hands `yiem` to every module as this package's library, loaded once", async () => {
     const dir = await folder("yiem", {
       "a.ts": 'import * as yiem from "yiem";\nimport { defineTool } from "yiem";\nexport { yiem, defineTool };',
@@ -266,11 +289,15 @@ describe("evaluation once per content", () => {
     expect(text).toContain('const origin = "transformed"');
     expect(text).toContain("const n = 1");
     expect(text).not.toContain(": string");
-    // A fresh module instance (as in a new process) takes the cached code: prove it by editing it.
+    // A fresh module instance (as in a new process) takes the cached code; a pack edited by anyone
+    // but yiem fails its signature and is not used (test/hardening-cache.test.ts).
+    vi.resetModules();
+    const cache = (await import("../src/tools/modules/cache.js")) as typeof import("../src/tools/modules/cache.js");
+    expect(cache.readCachedCode(file, cache.cacheKey(file, await readFile(file, "utf8")))).toContain('const origin = "transformed"');
     await writeFile(pack, text.replace('"transformed"', '"from cache!"'));
     vi.resetModules();
     const fresh = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
-    expect((await fresh.importModule(file)).origin).toBe("from cache!");
+    expect((await fresh.importModule(file)).origin).toBe("transformed");
   });
 
   it("serves a file by its stat once it was old when cached, and reads it again when it changed under the same size and mtime", async () => {

@@ -5,7 +5,9 @@
  * - relative, absolute and `file:` specifiers are this loader's files, resolved from the real
  *   folder of the importing file (a symbolic link's target folder, as Node does);
  * - packages and `node:` built-ins come from Node's `require` made for the importing file's real
- *   path, so they resolve from that file's own node_modules (never from the cache folder);
+ *   path, so they resolve from that file's own node_modules (never from the cache folder); a
+ *   package not found there is looked up among yiem's own dependencies, so the example tools
+ *   (which use `city-timezones`) work when yiem is installed globally or in another project;
  * - a static import (`require`) of a module suspended at a top-level `await` throws
  *   `ERR_REQUIRE_ASYNC_MODULE` naming both files; a dynamic `import()` waits for it.
  */
@@ -13,6 +15,7 @@ import { realpathSync } from "node:fs";
 import { createRequire, isBuiltin } from "node:module";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
+import { requireCjs } from "../../require-cjs.js";
 import { asNamespace, asRequired, getLibrary, libraryEntry } from "./interop.js";
 import { isFileSpecifier, resolveFile } from "./resolve.js";
 
@@ -43,6 +46,26 @@ function nativeRequireFor(realFile: string): NodeRequire {
   return require;
 }
 
+/** The file of package `specifier` for the module at `realFile`: its own node_modules first, then yiem's. */
+function resolvePackage(specifier: string, realFile: string): string {
+  const native = nativeRequireFor(realFile);
+  if (isBuiltin(specifier)) return specifier;
+  try {
+    return native.resolve(specifier);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+    try {
+      return requireCjs.resolve(specifier);
+    } catch {
+      const missing = new Error(
+        `Cannot find package ${JSON.stringify(specifier)} imported by ${realFile}: install it beside the tool (npm i ${specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]})`,
+      );
+      (missing as NodeJS.ErrnoException).code = "MODULE_NOT_FOUND";
+      throw missing;
+    }
+  }
+}
+
 /** The importer of the module at `path` (absolute, as loaded). */
 export function createImporter(path: string, evaluator: Evaluator): Importer {
   let real: string | undefined;
@@ -52,12 +75,12 @@ export function createImporter(path: string, evaluator: Evaluator): Importer {
   const resolveSpecifier = (specifier: string): string => {
     if (specifier === "yiem") return libraryEntry();
     if (isFileSpecifier(specifier)) return resolveFile(specifier, realFile());
-    return nativeRequireFor(realFile()).resolve(specifier);
+    return resolvePackage(specifier, realFile());
   };
 
   const require = ((specifier: string) => {
     if (specifier === "yiem") return getLibrary("required");
-    if (!isFileSpecifier(specifier)) return asRequired(nativeRequireFor(realFile())(specifier));
+    if (!isFileSpecifier(specifier)) return asRequired(nativeRequireFor(realFile())(resolvePackage(specifier, realFile())));
     const record = evaluator.instantiate(resolveFile(specifier, realFile()));
     if (record.state === "suspended") {
       const error = new Error(
@@ -89,12 +112,12 @@ export function createImporter(path: string, evaluator: Evaluator): Importer {
     const spec = String(specifier);
     if (spec === "yiem") return getLibrary("namespace");
     if (isFileSpecifier(spec)) return asNamespace(await evaluator.evaluate(resolveFile(spec, realFile())));
-    const native = nativeRequireFor(realFile());
+    const target = resolvePackage(spec, realFile());
     try {
-      return asNamespace(native(spec));
+      return asNamespace(nativeRequireFor(realFile())(target));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ERR_REQUIRE_ASYNC_MODULE") throw error;
-      return import(pathToFileURL(native.resolve(spec)).href);
+      return import(pathToFileURL(target).href);
     }
   };
 
