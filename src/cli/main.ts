@@ -9,6 +9,8 @@ import { packageRoot } from "../cache-dir.js";
 import type { Argv } from "yargs";
 import { requireCjs } from "../require-cjs.js";
 import { reportUsageError } from "./errors.js";
+import { withRootHelp, withRunHelp } from "./help.js";
+import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
 
 export function packageVersion(): string {
@@ -73,13 +75,13 @@ export async function main(args: string[]): Promise<void> {
     .command(
       "run [prompt...]",
       "Run the agent on a prompt (words, piped stdin, or both)",
-      (y) => withCommonOptions(y)
+      (y) => withRunHelp(withCommonOptions(y))
         .positional("prompt", { type: "string", describe: "The prompt; piped stdin is appended as context" })
         .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
         .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
         .option("system", { type: "string", describe: "System prompt (replaces the spec's)" })
         .option("tool-execution", { type: "string", choices: ["sequential", "parallel"], describe: "How one turn's tool calls run" })
-        .option("max-turns", { type: "number", describe: "Model turns at most" })
+        .option("max-turns", { type: "string", describe: "Model turns at most" })
         .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
         .option("timeout", { type: "string", describe: "Whole run: ms or 30s, 2m" })
         .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
@@ -101,9 +103,13 @@ export async function main(args: string[]): Promise<void> {
     .command(
       "init",
       "Write a commented agent.config.yaml and a tools/ folder with an example tool",
-      (y) => y.option("dir", { type: "string", default: ".", describe: "Folder to write into" }),
+      (y) => y
+        .option("dir", { type: "string", default: ".", describe: "Folder to write into" })
+        .option("example", { type: "boolean", default: false, describe: "Write the offline demo instead: the example spec and tools, and a replay file" }),
     )
     .command("tools", "List, create, show, call and check tools", (y) => registerToolsCommands(y))
+    .completion("completion", "Print a shell completion script (bash, zsh)")
+    .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
     .demandCommand(1, "Name a command: run, tools, config or init (see --help).")
     .strict()
     .recommendCommands()
@@ -113,10 +119,12 @@ export async function main(args: string[]): Promise<void> {
     .alias("help", "h")
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
-      if (error && error.name !== "YError") throw error;
-      reportUsageError(message ?? error?.message ?? "invalid usage", usageErrorFormat(args));
+      if (error instanceof Error && error.name !== "YError") throw error;
+      const text = message ?? error?.message ?? "invalid usage";
+      reportUsageError(describeUsageError(text, args, commandShape(cli)), usageErrorFormat(args));
       process.exit(EXIT.usage);
     });
+  withRootHelp(cli);
   skipHelpCache(cli);
   const argv = (await cli.parseAsync()) as Record<string, unknown>;
   const load = COMMANDS[String((argv._ as unknown[])[0])];
@@ -126,6 +134,13 @@ export async function main(args: string[]): Promise<void> {
     process.exit(EXIT.usage);
   }
   const { handler } = await load();
+  // A command whose promise can never settle (its event loop ran dry) fails instead of exiting 0;
+  // commands with an event stream register their own, more precise watcher (see drain.ts).
+  const { onEventLoopDrained, DRAINED_HINT } = await import("./drain.js");
+  onEventLoopDrained(() => {
+    reportUsageError(`the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args));
+    process.exit(EXIT.failure);
+  });
   // Handlers flush stdout and stderr before returning, so exiting here cannot lose output, and a
   // tool that ignored its abort signal cannot keep a finished run alive.
   process.exit(await handler(argv));
@@ -180,8 +195,8 @@ function registerToolsCommands<T>(y: Argv<T>) {
         .option("code", { type: "string", describe: "Body of execute: JS/TS or @file" })
         .option("parallel", { type: "boolean", describe: "parallelToolExecute (default true; --no-parallel)" })
         .option("command", { type: "boolean", default: false, describe: "Scaffold a command tool manifest and script" })
-        .option("dir", { type: "string", describe: "Folder to write into (default: writeToolDir)" })
-        .option("force", { type: "boolean", default: false, describe: "Overwrite an existing tool" }),
+        .option("dir", { type: "string", describe: "Folder to write into (default: the spec's writeToolDir if set, else the first tool folder)" })
+        .option("force", { type: "boolean", default: false, describe: "Replace an existing file of that name, even one yiem did not write" }),
     )
     .command("show <name>", "Print a tool's definition as JSON", (s) => s.positional("name", { type: "string", demandOption: true }))
     .command(

@@ -1,6 +1,16 @@
-/** `yiem init [--dir D]`: a commented agent.config.yaml and a tools/ folder with one example tool. Never overwrites. */
-import { mkdir, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+/**
+ * `yiem init [--dir D] [--example]`. Rules:
+ * - plain: a commented agent.config.yaml and tools/countWords.ts, an example tool;
+ * - `--example`: the offline demo, copied from this package: its agent.config.yaml, the example
+ *   tools (tools/, with their helpers) and configs/demo.replay.jsonl, so that
+ *   `yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"` runs in D;
+ * - never overwrites: when any file to write exists, nothing is written (exit 2);
+ * - stdout gets the written paths; stderr a hint: the command to try. (The getTime tool's package,
+ *   city-timezones, resolves from D or, failing that, from yiem's own dependencies.)
+ */
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+import { packageRoot } from "../../cache-dir.js";
 import { writeFileAtomic } from "../../tools/atomic-write.js";
 import { EXIT } from "../exit-codes.js";
 import { reportUsageError } from "../errors.js";
@@ -50,20 +60,57 @@ export default defineTool({
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const dir = resolve(String(argv.dir ?? "."));
-  const specFile = join(dir, "agent.config.yaml");
-  const toolFile = join(dir, "tools", "countWords.ts");
+  const files = argv.example ? await exampleFiles() : [
+    { path: "agent.config.yaml", text: SPEC },
+    { path: join("tools", "countWords.ts"), text: EXAMPLE_TOOL },
+  ];
+  const targets = files.map((file) => ({ ...file, path: join(dir, file.path) }));
   const existing = [];
-  for (const file of [specFile, toolFile]) if (await exists(file)) existing.push(file);
+  for (const { path } of targets) if (await exists(path)) existing.push(path);
   if (existing.length > 0) {
-    reportUsageError(`init would overwrite ${existing.join(" and ")}; nothing was written`);
+    reportUsageError(`init would overwrite ${existing.join(", ")}; nothing was written`);
     return EXIT.usage;
   }
   await mkdir(join(dir, "tools"), { recursive: true });
-  await writeFileAtomic(specFile, SPEC);
-  await writeFileAtomic(toolFile, EXAMPLE_TOOL);
+  for (const { path, text } of targets) await writeFileAtomic(path, text);
   const { printText } = await import("../output.js");
-  await printText(`wrote ${specFile}\nwrote ${toolFile}`);
+  await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"));
+  if (argv.example) process.stderr.write(exampleHint(dir));
   return EXIT.ok;
+}
+
+/** The demo files of this package, as paths relative to the target folder. */
+async function exampleFiles(): Promise<Array<{ path: string; text: string }>> {
+  const root = packageRoot();
+  const spec = await readFile(join(root, "agent.config.yaml"), "utf8");
+  const files = [
+    // The schema line of the package's own spec points into the package; in a project it is under node_modules.
+    { path: "agent.config.yaml", text: spec.replace("$schema=./schema/", "$schema=node_modules/yiem/schema/") },
+    { path: join("configs", "demo.replay.jsonl"), text: await readFile(join(root, "configs", "demo.replay.jsonl"), "utf8") },
+  ];
+  for (const file of await filesUnder(join(root, "tools"))) {
+    files.push({ path: relative(root, file), text: await readFile(file, "utf8") });
+  }
+  return files;
+}
+
+/** Every file under `dir` (recursively, skipping hidden names such as `.yiem-tmp-*`), sorted. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith(".")) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await filesUnder(path)));
+    else if (entry.isFile()) found.push(path);
+  }
+  return found.sort();
+}
+
+/** What to run next. */
+function exampleHint(dir: string): string {
+  const cd = relative(process.cwd(), dir);
+  return `yiem: try it offline: ${cd ? `cd ${JSON.stringify(cd)} && ` : ""}yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"
+`;
 }
 
 async function exists(file: string): Promise<boolean> {
