@@ -10,6 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { defineTool, toolResult } from "../src/tools/define.js";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
 import { echoTool, runScripted, textOf, toolMessages } from "./helpers/loop.js";
+import { createScriptedProvider } from "../src/provider/scripted.js";
+import { withTextToolCalls } from "../src/provider/text-tool-calls.js";
 import { SECRET_KEY, SECRET_TOKEN, eventsOf, expectNoSecrets, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
 
 let dir: string;
@@ -164,15 +166,16 @@ describe("no prototype pollution from argument keys", () => {
     });
     const strict = defineTool({ ...echoTool("strict"), inputSchema: { type: "object", properties: { text: { type: "string" } }, additionalProperties: false } });
     const block = `{"tool_call": {"name": "open", "arguments": ${hostileArgs}, "__proto__": {"polluted": "yes"}}}`;
-    const { result, ofType } = await runScripted(
-      [
-        { toolCalls: [{ id: "o", name: "open", arguments: hostileArgs }, { id: "s", name: "strict", arguments: hostileArgs }] },
-        { content: block },
-        { content: "done" },
-      ],
-      [open, strict],
-      { hooks: { beforeToolCall: ({ args }) => ({ args: { ...args } }), afterToolCall: ({ result: r }) => ({ ...r }) } },
-    );
+    const script = [
+      { toolCalls: [{ id: "o", name: "open", arguments: hostileArgs }, { id: "s", name: "strict", arguments: hostileArgs }] },
+      { content: block },
+      { content: "done" },
+    ];
+    // The block in the text is read as a call only with text tool calls on (model.textToolCalls).
+    const { result, ofType } = await runScripted(script, [open, strict], {
+      provider: withTextToolCalls(createScriptedProvider(script)),
+      hooks: { beforeToolCall: ({ args }) => ({ args: { ...args } }), afterToolCall: ({ result: r }) => ({ ...r }) },
+    });
     expect(result.stopReason).toBe("completed");
     expect(ofType("agentEnd")).toHaveLength(1);
     expect(polluted().polluted).toBeUndefined();

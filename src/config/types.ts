@@ -19,7 +19,13 @@ export interface ModelSpec {
   apiKeyEnv?: string;
   temperature?: number;
   maxTokens?: number;
+  /** The request field for maxTokens: `max_tokens` (default) or `max_completion_tokens`. */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
   stream?: boolean;
+  /** Ask for usage in streams (`stream_options`): "auto" (default), true or false. */
+  streamUsage?: "auto" | boolean;
+  /** Read tool calls written into the answer's text (default false). */
+  textToolCalls?: boolean;
   maxRetries?: number;
   timeoutMs?: DurationInput;
 }
@@ -87,7 +93,10 @@ export interface ResolvedModel {
   apiKey?: string;
   temperature?: number;
   maxTokens?: number;
+  maxTokensField: "max_tokens" | "max_completion_tokens";
   stream: boolean;
+  streamUsage: "auto" | boolean;
+  textToolCalls: boolean;
   maxRetries: number;
   timeoutMs: number;
 }
@@ -107,7 +116,10 @@ export const SOURCE_KEYS = [
   "model.apiKey",
   "model.temperature",
   "model.maxTokens",
+  "model.maxTokensField",
   "model.stream",
+  "model.streamUsage",
+  "model.textToolCalls",
   "model.maxRetries",
   "model.timeoutMs",
   "toolDirs",
