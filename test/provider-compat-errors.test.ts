@@ -3,7 +3,7 @@
  * run ends with exit 1 (docs/reliability.md). Each case is one real server's shape.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { describeErrorBody } from "../src/provider/server-errors.js";
+import { describeErrorBody, describeNonJson } from "../src/provider/server-errors.js";
 import { SseParser } from "../src/provider/openai-stream.js";
 import { RawSse, reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
 import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
@@ -110,6 +110,26 @@ const cases: ErrorCase[] = [
     hint: true,
   },
   {
+    name: "a 200 plain-text body, non-streamed request",
+    reply: reply.raw(200, "Service is starting, try again later", "text/plain"),
+    expected: ["the server sent no JSON completion", "Service is starting", BASE_URL_HINT],
+    hint: true,
+    stream: false,
+  },
+  {
+    name: "a 200 body labelled JSON that is not JSON, non-streamed request",
+    reply: reply.raw(200, "upstream connect error or disconnect/reset before headers", "application/json"),
+    expected: ["upstream connect error or disconnect/reset before headers", BASE_URL_HINT],
+    hint: true,
+    stream: false,
+  },
+  {
+    name: "a 200 body labelled JSON that is not JSON, streamed request",
+    reply: reply.raw(200, "upstream connect error or disconnect/reset before headers", "application/json"),
+    expected: ["upstream connect error or disconnect/reset before headers", BASE_URL_HINT],
+    hint: true,
+  },
+  {
     name: "an error object inside a 200 stream (data: {error})",
     reply: { kind: "sse", chunks: [streamChunk({ role: "assistant", content: "" }), { error: { message: "Rate limit reached mid-stream", type: "rate_limit" } }], validate: false },
     expected: ["error in the stream", "Rate limit reached mid-stream"],
@@ -126,8 +146,15 @@ const cases: ErrorCase[] = [
   },
 ];
 
+/** An error status is read the same way whether the request streamed or not: those cases run in both modes. */
+const withBothModes = cases.flatMap((c): ErrorCase[] => {
+  const status = c.reply.kind === "error" || (c.reply.kind === "raw" && c.reply.status >= 400);
+  if (!status || c.stream !== undefined) return [c];
+  return [{ ...c, name: `${c.name}, streamed request` }, { ...c, name: `${c.name}, non-streamed request`, stream: false }];
+});
+
 describe("server error bodies through the CLI: exit 1 with the server's own message", () => {
-  for (const c of cases) {
+  for (const c of withBothModes) {
     it(c.name, async () => {
       server = await startChatServer([c.reply]);
       const r = await (c.stream === false ? plain : project).run(server);
@@ -136,9 +163,30 @@ describe("server error bodies through the CLI: exit 1 with the server's own mess
       expect(r.end).toMatchObject({ type: "agentEnd", stopReason: "error" });
       for (const text of c.expected) expect(r.end.error).toContain(text);
       if (!c.hint) expect(r.end.error).not.toContain(BASE_URL_HINT);
-      expect(server.problems).toEqual([]);
+      expect(server.requests).toHaveLength(1);
+      expect(server.requests[0].stream === true).toBe(c.stream !== false);
+      server.assertClean();
     });
   }
+
+  it("a 200 JSON body holding {error} with a retryable code (503) is retried, and the retry answers; exit 0", async () => {
+    const retrying = await compatProject({ stream: false, maxRetries: 1 });
+    try {
+      server = await startChatServer([
+        { kind: "json", body: { error: { message: "Upstream overloaded", code: 503 } }, validate: false },
+        reply.json({ content: "second try" }),
+      ]);
+      const r = await retrying.run(server);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe("second try\n");
+      const retry = r.events.find((e) => e.type === "retry") as Record<string, unknown>;
+      expect(String(retry.message)).toContain("Upstream overloaded");
+      expect(server.requests).toHaveLength(2);
+      server.assertClean();
+    } finally {
+      await retrying.remove();
+    }
+  });
 });
 
 describe("describeErrorBody", () => {
@@ -154,6 +202,7 @@ describe("describeErrorBody", () => {
     expect(html.detail).toBe("Not & found");
     expect(html.hint).toContain("HTML");
     expect(describeErrorBody("x".repeat(5000)).detail.length).toBeLessThanOrEqual(601);
+    expect(describeNonJson("")).toMatchObject({ detail: "(empty response body)", hint: expect.stringContaining(BASE_URL_HINT) });
   });
 
   it("the SSE reader reports error: lines and event: error events as error events", () => {

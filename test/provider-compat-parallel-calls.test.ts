@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StreamAssembler } from "../src/provider/openai-stream.js";
-import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
+import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer, type ServerProfile } from "./helpers/chat-server.js";
 import { profiles } from "./helpers/server-profiles.js";
 import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
 
@@ -41,7 +41,7 @@ const TWO_CALLS = [
   { name: "count", arguments: '{"text":"abc"}', result: "3" },
 ];
 
-const servers: Array<{ name: string; reply: ChatReply; ids: string[] }> = [
+const servers: Array<{ name: string; reply: ChatReply; ids: string[]; profile?: () => ServerProfile }> = [
   {
     name: "SGLang: index 0 for both, each call's id and name first, then its argument pieces",
     reply: stream([
@@ -62,6 +62,7 @@ const servers: Array<{ name: string; reply: ChatReply; ids: string[] }> = [
     name: "Gemini: both calls in one chunk, both index 0",
     reply: stream([[call(0, "function-call-1", "shout", '{"text":"ab"}'), call(0, "function-call-2", "count", '{"text":"abc"}')]]),
     ids: ["function-call-1", "function-call-2"],
+    profile: profiles.gemini,
   },
   {
     name: "no index at all: a new id with a name starts the next call",
@@ -73,7 +74,7 @@ const servers: Array<{ name: string; reply: ChatReply; ids: string[] }> = [
 describe("parallel calls on one index are separate calls (through the CLI, exit 0)", () => {
   for (const s of servers) {
     it(s.name, async () => {
-      server = await startChatServer([s.reply, reply.stream({ content: "done" })], { profile: profiles.lenient(s.name.split(":")[0]) });
+      server = await startChatServer([s.reply, reply.stream({ content: "done" })], { profile: s.profile?.() ?? profiles.lenient(s.name.split(":")[0]) });
       const r = await project.run(server);
       expect(r.code).toBe(0);
       expect(r.end).toMatchObject({ stopReason: "completed", toolCalls: 2 });
@@ -84,7 +85,9 @@ describe("parallel calls on one index are separate calls (through the CLI, exit 
       expect(assistant.tool_calls.map((c: { id: string; function: { name: string; arguments: string } }) => [c.id, c.function.name, c.function.arguments])).toEqual(
         TWO_CALLS.map((c, i) => [s.ids[i], c.name, c.arguments]),
       );
-      expect(sent.filter((m: { role: string }) => m.role === "tool").map((m: { tool_call_id: string }) => m.tool_call_id)).toEqual(s.ids);
+      expect(sent.filter((m: { role: string }) => m.role === "tool").map((m: { tool_call_id: string; name: string }) => [m.tool_call_id, m.name])).toEqual(
+        s.ids.map((id, i) => [id, TWO_CALLS[i].name]),
+      );
       server.assertClean();
     });
   }

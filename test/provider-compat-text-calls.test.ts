@@ -29,6 +29,8 @@ afterEach(async () => {
 const HERMES = 'I will shout it.\n<tool_call>\n{"name": "shout", "arguments": {"text": "hi"}}\n</tool_call>';
 const TWO_TAGS = '<tool_call>{"name": "shout", "arguments": {"text": "a"}}</tool_call>\n<tool_call>{"name": "count", "arguments": "{\\"text\\": \\"abc\\"}"}</tool_call>';
 
+const JSON_FORM_FENCED = '```json\n{"tool_call": {"name": "count", "arguments": {"text": "four"}}}\n```';
+
 const toolResults = (events: Array<Record<string, any>>) => events.filter((e) => e.type === "toolExecutionEnd").map((e) => [e.toolName, e.result.content[0].text]);
 
 describe("<tool_call> tags (textToolCalls: true)", () => {
@@ -57,11 +59,37 @@ describe("<tool_call> tags (textToolCalls: true)", () => {
   });
 
   it("the whole-answer JSON {\"tool_call\": …} form runs too; exit 0", async () => {
-    server = await startChatServer([reply.stream({ content: '{"tool_call": {"name": "count", "arguments": {"text": "four"}}}' }), reply.stream({ content: "4" })]);
+    server = await startChatServer([reply.stream({ content: '{"tool_call": {"name": "count", "arguments": {"text": "four"}}}' }), reply.stream({ content: "4" })], {
+      profile: profiles.lenient("no-tool-parser"),
+    });
     const r = await projects.textStream.run(server);
     expect(r.code).toBe(0);
     expect(toolResults(r.events)).toEqual([["count", "4"]]);
     server.assertClean();
+  });
+
+  it("the whole-answer JSON form in a fenced block, non-streamed: the call runs and the turn's text is empty; exit 0", async () => {
+    server = await startChatServer([reply.json({ content: JSON_FORM_FENCED }), reply.json({ content: "4" })], { profile: profiles.lenient("no-tool-parser") });
+    const r = await projects.textJson.run(server);
+    expect(r.code).toBe(0);
+    expect(toolResults(r.events)).toEqual([["count", "4"]]);
+    const assistant = server.requests[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant).toMatchObject({ content: null, tool_calls: [{ function: { name: "count", arguments: '{"text":"four"}' } }] });
+    server.assertClean();
+  });
+
+  it("off by default (issue 13 item 7): a whole-answer {\"tool_call\": …} is the final answer and nothing runs, streamed or not; exit 0", async () => {
+    for (const [p, turn] of [[projects.plainJson, reply.json({ content: JSON_FORM_FENCED })], [projects.plainStream, reply.stream({ content: JSON_FORM_FENCED })]] as const) {
+      server = await startChatServer([turn], { profile: profiles.lenient("no-tool-parser") });
+      const r = await p.run(server);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`${JSON_FORM_FENCED}\n`);
+      expect(toolResults(r.events)).toEqual([]);
+      expect(r.end).toMatchObject({ stopReason: "completed", toolCalls: 0 });
+      server.assertClean();
+      await server.close();
+      server = undefined;
+    }
   });
 
   it("off by default: the same text is the final answer and nothing runs; exit 0", async () => {
@@ -145,9 +173,38 @@ describe("TGI: tool_calls as an object, not a list", () => {
 });
 
 describe("Groq: usage in x_groq", () => {
+  it("streamed reasoning (gpt-oss) goes back as `reasoning` only; the Groq profile accepts turn 2; exit 0", async () => {
+    server = await startChatServer(
+      [
+        reply.stream({ leadingDeltas: [{ reasoning: "Shout " }, { reasoning: "it." }], toolCalls: [{ id: "fc_1", name: "shout", arguments: '{"text":"g"}' }] }),
+        reply.stream({ content: "G." }),
+      ],
+      { profile: profiles.groq() },
+    );
+    const r = await projects.plainStream.run(server);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("G.\n");
+    const assistant = server.requests[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.reasoning).toBe("Shout it.");
+    expect("reasoning_content" in assistant).toBe(false);
+    server.assertClean();
+  });
+
+  it("the Groq profile has teeth: reasoning_content on a message is refused with Groq's message", async () => {
+    server = await startChatServer([reply.json({ content: "never" })], { profile: profiles.groq() });
+    const response = await fetch(`${server.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "openai/gpt-oss-120b", messages: [{ role: "user", content: "go" }, { role: "assistant", content: "x", reasoning_content: "r" }] }),
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain("property 'reasoning_content' is unsupported");
+    expect(server.refusals).toEqual(["request 1: unknown message field reasoning_content"]);
+  });
+
   it("non-streamed usage carried only in x_groq.usage is counted; exit 0", async () => {
     const body = { id: "g", object: "chat.completion", created: 1, model: "llama", choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", content: "ok", refusal: null } }], x_groq: { id: "req_02", usage: { prompt_tokens: 7, completion_tokens: 1 } } };
-    server = await startChatServer([{ kind: "json", body }], { profile: profiles.lenient("groq") });
+    server = await startChatServer([{ kind: "json", body }], { profile: profiles.groq() });
     const r = await projects.plainJson.run(server);
     expect(r.code).toBe(0);
     expect(r.end.usage).toEqual({ promptTokens: 7, completionTokens: 1, totalTokens: 8 });
@@ -158,7 +215,7 @@ describe("Groq: usage in x_groq", () => {
     const chunks = reply.stream({ content: "fast answer" });
     if (chunks.kind !== "sse") throw new Error("expected a stream");
     chunks.chunks.push(streamChunk({}, null, { choices: [], x_groq: { id: "req_01", usage: { prompt_tokens: 11, completion_tokens: 4, total_tokens: 15 } } }));
-    server = await startChatServer([chunks], { profile: profiles.lenient("groq") });
+    server = await startChatServer([chunks], { profile: profiles.groq() });
     const r = await projects.plainStream.run(server);
     expect(r.code).toBe(0);
     expect(r.end.usage).toEqual({ promptTokens: 11, completionTokens: 4, totalTokens: 15 });

@@ -91,6 +91,25 @@ describe("Gemini: tool messages carry name; missing ids are unique across the ru
     expect(server.refusals).toEqual([]);
   });
 
+  it("the Mistral profile refuses tool-call ids that are not 9 letters or digits, with Mistral's message", async () => {
+    server = await startChatServer([reply.json({ content: "never" })], { profile: profiles.mistral() });
+    const response = await fetch(`${server.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "mistral-large-latest",
+        messages: [
+          { role: "user", content: "go" },
+          { role: "assistant", content: null, tool_calls: [{ id: "call_0", type: "function", function: { name: "shout", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "call_0", name: "shout", content: "X" },
+        ],
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain("Tool call id was call_0 but must be a-z, A-Z, 0-9, with a length of 9.");
+    expect(server.refusals).toEqual(["request 1: tool call id call_0"]);
+  });
+
   it("the profile has teeth: a tool message without name is refused with Gemini's array body", async () => {
     server = await startChatServer([reply.json({ content: "never" })], { profile: profiles.gemini() });
     const response = await fetch(`${server.url}/chat/completions`, {

@@ -12,19 +12,24 @@
  * - `streamUsage` "auto" (default) asks for usage in streams (`stream_options`); when the server
  *   refuses that (400/422 whose body names stream_options, e.g. Mistral), the request is sent once
  *   more without it, at once and not counted as a retry, and the provider stops sending it.
+ * - Reasoning the server sends is marked with this model and base URL, and reasoning goes back
+ *   only to the same model and base URL (see reasoning.ts). A server that sent reasoning but
+ *   refuses it back (400/422 saying a `reasoning…` field is unsupported, e.g. older vLLM) gets
+ *   the request once more without any, like `stream_options`, and no reasoning for the rest of the run.
  * - Failures end in `ModelError(message, status)`; the message names the status and the server's
  *   own error text, whatever the body's shape (see server-errors.ts), and never contains the API
  *   key. A 200 answer that holds an error (`{error}` JSON, an error in the stream) is a failure too.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
-import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
+import type { ChatMessage, ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
 import { ModelError } from "./types.js";
 import { buildRequestBody, serializeRequestBytes, type BodySettings, type MaxTokensField } from "./wire.js";
 import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
 import { errorText, SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
 import { isRetryableStatus, retryDelayMs } from "./retry.js";
-import { describeErrorBody, describeNonJson, errorBodyOf, keepingErrorBodies, withHint } from "./server-errors.js";
+import { describeErrorBody, describeNonJson, errorBodyOf, jsonOrText, keepingErrorBodies, refusesField, withHint } from "./server-errors.js";
+import { markReasoning, reasoningFor, reasoningOrigin } from "./reasoning.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
@@ -96,6 +101,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     streamUsage: streamUsage !== false,
   };
   const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
+  // The base URL the SDK will use: the option, else OPENAI_BASE_URL, else OpenAI's API.
+  const origin = reasoningOrigin(opts.model, opts.baseURL || process.env.OPENAI_BASE_URL || "https://api.openai.com/v1");
 
   let client: Promise<OpenAI> | undefined;
   const getClient = () =>
@@ -111,28 +118,38 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         }),
     ));
 
-  /** `model at baseURL` for error messages, once the client exists. */
-  let whereText: string | undefined;
+  /** False once the server refused reasoning fields it sent (see the module rules). */
+  let sendReasoning = true;
   async function complete(request: ModelRequest): Promise<ModelResponse> {
-    let body: RequestBody = { json: serializeRequestBytes(settings, request.messages, request.tools), stream };
+    let messages = reasoningFor(request.messages, sendReasoning ? origin : "");
+    let body: RequestBody = { json: serializeRequestBytes(settings, messages, request.tools), stream };
     const sdk = await getClient();
-    const where = (whereText ??= `${opts.model} at ${safeURL(sdk.baseURL)}`);
-    /** Attempts that do not count against maxRetries (the one resend without stream_options). */
+    /** `model at baseURL` for error messages. */
+    const where = origin;
+    /** Attempts that do not count against maxRetries (the one resend without stream_options or reasoning). */
     let uncounted = 0;
     for (let attempt = 0; ; attempt++) {
       if (request.signal.aborted) throw abortedError(where);
       const emitted = { chars: 0 };
       try {
-        return await runAttempt(sdk, body, request, timeoutMs, emitted);
+        return markReasoning(await runAttempt(sdk, body, request, timeoutMs, emitted), origin);
       } catch (error) {
         if (request.signal.aborted) throw abortedError(where);
         const failure = toAttemptError(error, timeoutMs, emitted.chars, sdk);
         const message = redact(failure.message);
         if (stream && streamUsage === "auto" && settings.streamUsage && refusesStreamOptions(failure)) {
           settings.streamUsage = false;
-          body = { json: serializeRequestBytes(settings, request.messages, request.tools), stream };
+          body = { json: serializeRequestBytes(settings, messages, request.tools), stream };
           uncounted++;
           request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without stream_options)` });
+          continue;
+        }
+        if (sendReasoning && carriesReasoning(messages) && refusesField(failure.status, failure.body ?? failure.message, "reasoning")) {
+          sendReasoning = false;
+          messages = reasoningFor(request.messages, "");
+          body = { json: serializeRequestBytes(settings, messages, request.tools), stream };
+          uncounted++;
+          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without reasoning fields)` });
           continue;
         }
         if (!failure.retryable || attempt - uncounted >= maxRetries) {
@@ -152,7 +169,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   return {
     model: opts.model,
     complete,
-    describeRequest: (request) => buildRequestBody(settings, request.messages, request.tools),
+    describeRequest: (request) => buildRequestBody(settings, reasoningFor(request.messages, origin), request.tools),
   };
 }
 
@@ -190,13 +207,13 @@ async function runAttempt(
   const options = { signal: controller.signal, maxRetries: 0, body: body.json };
   const params = { stream: body.stream };
   try {
+    const response = await completions.create(params, options).asResponse();
+    touch();
     if (!body.stream) {
-      const result = parseCompletion((await completions.create(params, options)) as Record<string, unknown>);
+      const result = parseCompletion(await jsonOrText(response));
       if (result.message.content !== "") request.onTextDelta?.(result.message.content);
       return result;
     }
-    const response = await completions.create(params, options).asResponse();
-    touch();
     if (!response.body) throw new AttemptError("the server sent no response body", null, true);
     const contentType = response.headers.get("content-type") ?? "";
     if (/text\/html/i.test(contentType)) {
@@ -204,7 +221,7 @@ async function runAttempt(
     }
     if (/application\/json/i.test(contentType)) {
       // Some servers ignore `stream: true` and answer with one completion.
-      const result = parseCompletion((await response.json()) as Record<string, unknown>);
+      const result = parseCompletion(await jsonOrText(response));
       if (result.message.content !== "") request.onTextDelta?.(result.message.content);
       return result;
     }
@@ -304,7 +321,7 @@ function endsAtOnce(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<bo
 }
 
 /**
- * A non-streamed answer. Not JSON (the SDK then hands over the text) or JSON holding an error
+ * A non-streamed answer. Not JSON (`jsonOrText` then hands over the text) or JSON holding an error
  * (`{error}`, `{object: "error"}`) is a failure with the server's text.
  */
 function parseCompletion(answer: unknown): ModelResponse {
@@ -365,6 +382,10 @@ function refusesStreamOptions(failure: AttemptError): boolean {
   return (failure.status === 400 || failure.status === 422) && /stream_options/.test(failure.body ?? failure.message);
 }
 
+function carriesReasoning(messages: ChatMessage[]): boolean {
+  return messages.some((m) => m.role === "assistant" && m.reasoning !== undefined);
+}
+
 /** The innermost cause's message, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */
 function rootCauseText(error: unknown): string {
   const texts: string[] = [];
@@ -376,16 +397,6 @@ function rootCauseText(error: unknown): string {
     current = (current as { cause?: unknown }).cause;
   }
   return texts.length > 0 ? texts[texts.length - 1] : "unknown error";
-}
-
-/** A base URL without credentials, query or fragment. */
-function safeURL(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-  } catch {
-    return "(invalid base URL)";
-  }
 }
 
 function abortedError(where: string): ModelError {

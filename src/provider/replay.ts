@@ -16,6 +16,7 @@ import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolCall } from "./types.js";
 import { ModelError } from "./types.js";
 import { argumentsText, buildRequestBody, contentText, parseUsage } from "./wire.js";
+import { reasoningFor } from "./reasoning.js";
 
 /** One assistant turn as stored in a replay file (the form the recorder writes). */
 export interface RecordedTurn {
@@ -60,7 +61,8 @@ export function createReplayProvider(file: string): Provider {
       return { message, usage: turn.usage ? { ...turn.usage } : { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, finishReason };
     },
     /** What a Chat Completions server would receive for this conversation (replay sends nothing). */
-    describeRequest: (request) => buildRequestBody({ model: `replay:${file}`, stream: false }, request.messages, request.tools),
+    // Replay sends nothing and never received reasoning, so none is shown going back.
+    describeRequest: (request) => buildRequestBody({ model: `replay:${file}`, stream: false }, reasoningFor(request.messages, ""), request.tools),
   };
 }
 

@@ -37,7 +37,7 @@ export function describeErrorBody(raw: string, contentType = ""): ServerErrorTex
 export function describeNonJson(body: string, contentType = ""): ServerErrorText {
   const text = body.length > MAX_SCANNED_CHARS ? body.slice(0, MAX_SCANNED_CHARS) : body;
   const html = /html/i.test(contentType) || /^\s*</.test(text);
-  if (!html) return { detail: cut(collapse(text)), hint: `the response is not JSON: ${BASE_URL_HINT}` };
+  if (!html) return { detail: cut(collapse(text)) || "(empty response body)", hint: `the response is not JSON: ${BASE_URL_HINT}` };
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];
   const shown = collapse(decodeEntities(stripTags(title && title.trim() !== "" ? title : text)));
   return { detail: cut(shown === "" ? "(an HTML page)" : shown), hint: `the server answered with an HTML page, not JSON: ${BASE_URL_HINT}` };
@@ -78,6 +78,24 @@ export function keepingErrorBodies(custom?: typeof globalThis.fetch): typeof glo
     errorBodies.set(copy.headers, text);
     return copy;
   };
+}
+
+/**
+ * Whether an error (status and body text) is the server refusing a request field named `field…`:
+ * a 400 or 422 whose text names it next to words like unsupported, unknown, extra, not permitted.
+ * A complaint that the field is missing (DeepSeek's "Missing `reasoning_content`") is not one.
+ */
+export function refusesField(status: number | null, text: string, field: string): boolean {
+  if (status !== 400 && status !== 422) return false;
+  if (!new RegExp(`\\b${field}`, "i").test(text) || /\bmissing\b/i.test(text)) return false;
+  return /unsupported|not supported|unknown|unrecognized|extra|not permitted|not allowed/i.test(text);
+}
+
+/** A 200 body parsed as JSON, or its text when it is not JSON (whatever its content type says). */
+export async function jsonOrText(response: Response): Promise<unknown> {
+  const text = await response.text();
+  const parsed = parseJson(text);
+  return parsed.ok ? parsed.value : text;
 }
 
 /** FastAPI/pydantic `detail`: a string, or a list of `{msg, loc}` shown as `msg (body.field)`. */

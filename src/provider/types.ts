@@ -37,14 +37,19 @@ export interface AssistantMessage {
   toolCallBlock?: unknown;
   /**
    * The reasoning fields the server put on this turn (`reasoning_content`, `reasoning`,
-   * `reasoning_details`), exactly as received (streamed pieces joined). Sent back on the next
-   * request only when present: some servers refuse turn 2 without them, others refuse them.
+   * `reasoning_details`), exactly as received (streamed pieces joined). Sent back on later
+   * requests only to the server that sent them: some servers refuse turn 2 without them, others
+   * refuse them.
    */
   reasoning?: ReasoningFields;
 }
 
-/** Reasoning fields of an assistant turn, keyed by their wire name. */
-export type ReasoningFields = Partial<Record<ReasoningField, unknown>>;
+/**
+ * Reasoning fields of an assistant turn, keyed by their wire name, plus `from`: the server that
+ * sent them (`model at baseURL`, set by the provider). They go back only to that server (see
+ * reasoning.ts); `from` itself is never sent.
+ */
+export type ReasoningFields = Partial<Record<ReasoningField, unknown>> & { from?: string };
 
 export const REASONING_FIELDS = ["reasoning_content", "reasoning", "reasoning_details"] as const;
 export type ReasoningField = (typeof REASONING_FIELDS)[number];

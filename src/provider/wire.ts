@@ -10,7 +10,8 @@
  *   `maxTokensField` says so (OpenAI's reasoning models refuse `max_tokens`; Mistral the other).
  * - A streamed request asks for usage (`stream_options.include_usage`) unless `streamUsage` is false.
  * - A tool message carries the tool's `name` (Gemini requires it; others accept it).
- * - An assistant message carries back the reasoning fields the server sent with it, and only those.
+ * - An assistant message carries back the reasoning fields the server sent with it, and only those
+ *   (the provider first drops reasoning that came from another server: see reasoning.ts).
  * - `serializeRequestBytes` (what is sent; `serializeRequestBody` as text) is exactly the UTF-8 of
  *   `JSON.stringify(buildRequestBody(…))`, but serialises each message once: its JSON is cached by
  *   message identity together with a snapshot of every field the conversion reads, so a

@@ -26,8 +26,8 @@ export default defineTool({
 
 export interface CompatProject {
   dir: string;
-  /** `yiem run PROMPT` against `server`; the event stream is checked against the schema. */
-  run(server: ChatServer, prompt?: string): Promise<CliResult & { end: Record<string, any> }>;
+  /** `yiem run PROMPT ...args` against `server`; the event stream is checked against the schema. */
+  run(server: ChatServer, prompt?: string, args?: string[]): Promise<CliResult & { end: Record<string, any> }>;
   remove(): Promise<void>;
 }
 
@@ -45,8 +45,8 @@ export async function compatProject(model: Record<string, unknown> = {}): Promis
   await writeFile(join(dir, "agent.config.yaml"), `${JSON.stringify(spec, null, 2)}\n`);
   return {
     dir,
-    async run(server, prompt = "go") {
-      const result = await runCli(["run", prompt], { cwd: dir, env: { TEST_BASE_URL: server.url, TEST_API_KEY: "sk-compat-test" } });
+    async run(server, prompt = "go", args = []) {
+      const result = await runCli(["run", prompt, ...args], { cwd: dir, env: { TEST_BASE_URL: server.url, TEST_API_KEY: "sk-compat-test" } });
       assertEventStream(result.events);
       return Object.assign(result, { end: result.events.at(-1) as Record<string, any> });
     },

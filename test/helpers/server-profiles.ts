@@ -81,6 +81,23 @@ function mistralExtraForbidden(loc: Array<string | number>, input: unknown): Cha
 const MISTRAL_TOP_LEVEL = new Set(["model", "messages", "tools", "tool_choice", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed", "response_format", "presence_penalty", "frequency_penalty", "n", "safe_prompt", "parallel_tool_calls", "prediction", "prompt_mode"]);
 const MISTRAL_MESSAGE_FIELDS = new Set(["role", "content", "tool_calls", "tool_call_id", "name", "prefix"]);
 
+/** Mistral's tool-call ids are 9 letters or digits; it refuses any other id on assistant and tool messages. */
+function mistralToolCallIds(body: Body): ProfileRefusal | null {
+  for (const message of body.messages as Message[]) {
+    const ids = [...(Array.isArray(message.tool_calls) ? message.tool_calls.map((c: Message) => c?.id) : []), ...(message.role === "tool" ? [message.tool_call_id] : [])];
+    for (const id of ids) {
+      if (typeof id !== "string" || !/^[a-zA-Z0-9]{9}$/.test(id)) {
+        return refuse(`tool call id ${String(id)}`, {
+          kind: "error",
+          status: 400,
+          body: { object: "error", message: `Tool call id was ${String(id)} but must be a-z, A-Z, 0-9, with a length of 9.`, type: "invalid_request_message_error", param: null, code: "3280" },
+        });
+      }
+    }
+  }
+  return null;
+}
+
 function mistralFields(body: Body): ProfileRefusal | null {
   for (const key of Object.keys(body)) {
     if (!MISTRAL_TOP_LEVEL.has(key)) return refuse(`unknown field ${key}`, mistralExtraForbidden([key], body[key]));
@@ -114,6 +131,20 @@ function geminiMessages(body: Body): ProfileRefusal | null {
   return null;
 }
 
+const GROQ_MESSAGE_FIELDS = new Set(["role", "content", "name", "tool_calls", "tool_call_id", "reasoning"]);
+
+/** Groq: a message property it does not know (e.g. `reasoning_content`) is a 400 naming it. */
+function groqMessages(body: Body, allowed = GROQ_MESSAGE_FIELDS): ProfileRefusal | null {
+  for (const [i, message] of (body.messages as Message[]).entries()) {
+    for (const key of Object.keys(message)) {
+      if (allowed.has(key)) continue;
+      const text = `'messages.${i}' : for 'role:${message.role}' the following must be satisfied[('messages.${i}' : property '${key}' is unsupported)]`;
+      return refuse(`unknown message field ${key}`, { kind: "error", status: 400, body: { error: { message: text, type: "invalid_request_error" } } });
+    }
+  }
+  return null;
+}
+
 /** Turn 2 must carry back `field` exactly as the server sent it with those tool calls. */
 function reasoningSentBack(field: string, refusal: (index: number) => ChatReply) {
   return (body: Body, sent: ChatReply[]): ProfileRefusal | null => {
@@ -131,8 +162,8 @@ function reasoningSentBack(field: string, refusal: (index: number) => ChatReply)
 // ---- profiles ----
 
 export const profiles = {
-  /** Mistral: 422 for any field it does not know (stream_options, max_completion_tokens, reasoning fields on messages). */
-  mistral: (): ServerProfile => profile("mistral", mistralFields),
+  /** Mistral: 422 for any field it does not know (stream_options, max_completion_tokens, reasoning fields on messages); 400 for a tool-call id that is not 9 letters or digits. */
+  mistral: (): ServerProfile => profile("mistral", mistralFields, mistralToolCallIds),
   /** Gemini's OpenAI endpoint: tool messages need `name`; unknown message fields are refused; errors come as an array. */
   gemini: (): ServerProfile => profile("gemini", geminiMessages),
   /** DeepSeek thinking mode: an assistant turn with tool calls must carry back its reasoning_content. */
@@ -166,6 +197,11 @@ export const profiles = {
           })
         : null,
     ),
+  /** Groq: unknown message properties are refused (it sends and takes back only `reasoning`); usage may come in `x_groq`. */
+  groq: (): ServerProfile => profile("groq", (body) => groqMessages(body)),
+  /** Groq with a model that sends `reasoning` but refuses it back (deepseek-r1-distill, gptel issue 774). */
+  groqRefusingReasoning: (): ServerProfile =>
+    profile("groq-refusing-reasoning", (body) => groqMessages(body, new Set([...GROQ_MESSAGE_FIELDS].filter((f) => f !== "reasoning")))),
   /** A server that takes anything the official schema allows (the schema check still runs). */
   lenient: (name: string): ServerProfile => profile(name),
 };

@@ -1,0 +1,53 @@
+/**
+ * Reasoning fields go back only to the server that sent them. Rules:
+ * - A provider marks the reasoning it receives with its origin (`from`: `model at baseURL`,
+ *   without credentials or query), so the mark survives a `--session` file.
+ * - Before a request, an assistant message whose reasoning came from another origin, or from no
+ *   known one (a hand-written session file, a replay), is sent without it. The message itself is
+ *   not changed: its stripped copy is used, the same copy for every request while the message is
+ *   unchanged, so the wire cache (wire.ts) still serialises it once.
+ * - When no message needs stripping, the conversation array itself is used.
+ */
+import type { AssistantMessage, ChatMessage, ModelResponse } from "./types.js";
+
+/** The origin of a server's reasoning: `model at baseURL` (protocol, host and path only). */
+export function reasoningOrigin(model: string, baseURL: string): string {
+  let where = "(invalid base URL)";
+  try {
+    const parsed = new URL(baseURL);
+    where = `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    // an unparsable base URL keeps the placeholder (the SDK refuses such a URL anyway)
+  }
+  return `${model} at ${where}`;
+}
+
+/** `response` with its reasoning marked as coming from `origin` (no copy when it has none). */
+export function markReasoning(response: ModelResponse, origin: string): ModelResponse {
+  const reasoning = response.message.reasoning;
+  if (!reasoning) return response;
+  return { ...response, message: { ...response.message, reasoning: { ...reasoning, from: origin } } };
+}
+
+/** `messages` as sent to `origin`: reasoning from elsewhere left out (see module rules); "" is no origin at all. */
+export function reasoningFor(messages: ChatMessage[], origin: string): ChatMessage[] {
+  let out: ChatMessage[] | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    const keep = message.role !== "assistant" || !message.reasoning || (origin !== "" && message.reasoning.from === origin);
+    if (keep) out?.push(message);
+    else (out ??= messages.slice(0, i)).push(withoutReasoning(message as AssistantMessage));
+  }
+  return out ?? messages;
+}
+
+const stripped = new WeakMap<AssistantMessage, AssistantMessage>();
+
+function withoutReasoning(message: AssistantMessage): AssistantMessage {
+  const cached = stripped.get(message);
+  if (cached && cached.content === message.content && cached.toolCalls === message.toolCalls) return cached;
+  const { reasoning: _dropped, ...rest } = message;
+  const copy: AssistantMessage = rest;
+  stripped.set(message, copy);
+  return copy;
+}
