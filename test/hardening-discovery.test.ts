@@ -86,6 +86,27 @@ describe("no code runs while finding the spec (cosmiconfig meta config)", () => 
     expect(JSON.parse(cli.stdout)).toMatchObject({ name: "good", tools: { deny: ["danger"] } });
   });
 
+  it("package.json#cosmiconfig cannot swap the spec or drop tools.deny and hooks, in config, tools list and run --dry-run", async () => {
+    const hooked = `${GOOD_SPEC}hooks: { beforeToolCall: { command: ["true"] } }\n`;
+    write({
+      "p/package.json": JSON.stringify({ cosmiconfig: { searchPlaces: ["evil.yaml"], mergeSearchPlaces: false } }),
+      "p/agent.config.yaml": hooked,
+      "p/evil.yaml": "name: evil\nmodel: m\n",
+      "p/.config/config.json": JSON.stringify({ cosmiconfig: { searchPlaces: ["evil.yaml"] } }),
+    });
+    const cwd = path.join(root, "p");
+    const spec = await load(cwd);
+    expect(spec).toMatchObject({ name: "good", configPath: path.join(cwd, "agent.config.yaml"), tools: { deny: ["danger"] } });
+    expect(spec.hooks.beforeToolCall).toBeDefined();
+    const env = { YIEM_CACHE_DIR: cacheDir };
+    const dry = await runCli(["run", "--dry-run", "hi"], { cwd, env });
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout).spec).toMatchObject({ name: "good", tools: { deny: ["danger"] } });
+    const tools = await runCli(["tools", "list", "--json"], { cwd, env });
+    expect(tools.code).toBe(0);
+    expect(tools.stderr).toBe("");
+  });
+
   it("a broken .config/config.json or .config/config.yaml does not break yiem", async () => {
     write({
       "p/package.json": "{}",
@@ -181,6 +202,27 @@ describe("special files named like a spec or a tool", () => {
     expect(cli.signal).toBeNull();
     expect(cli.code).toBe(2);
     expect(cli.stderr).toMatch(/not a regular file \(a FIFO\)/);
+  });
+
+  it("a systemPromptFile that is a FIFO or links to a device (/dev/zero) is a clear spec error, never read", async () => {
+    write({ "p/package.json": "{}", "p/agent.config.yaml": "name: p\nmodel: m\nsystemPromptFile: ./prompt.md\n" });
+    const cwd = path.join(root, "p");
+    const prompt = path.join(cwd, "prompt.md");
+    execFileSync("ln", ["-s", "/dev/zero", prompt]);
+    await expect(load(cwd)).rejects.toThrow(/systemPromptFile: system prompt file "\.\/prompt\.md" is not a regular file \(a device\)/);
+    rmSync(prompt);
+    mkfifo(prompt);
+    await expect(load(cwd)).rejects.toThrow(/system prompt file "\.\/prompt\.md" is not a regular file \(a FIFO\)/);
+    const started = Date.now();
+    const cli = await runCli(["run", "--dry-run", "hi"], { cwd, env: { YIEM_CACHE_DIR: cacheDir }, timeoutMs: 10_000 });
+    expect(cli.signal).toBeNull();
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toMatch(/is not a regular file \(a FIFO\)/);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    // A regular file is read as before.
+    rmSync(prompt);
+    writeFileSync(prompt, "Be brief.\n");
+    expect((await load(cwd)).systemPrompt).toBe("Be brief.\n");
   });
 
   it("a folder named like a spec is skipped, as before", async () => {

@@ -9,7 +9,7 @@
  *   the one agentEnd; the answer is printed before the side files are written;
  * - item 10: --session and --record files are 0600 when new and keep an existing mode.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -91,18 +91,26 @@ describe("item 2: an event loop that runs dry ends the command with an error, ne
 });
 
 describe("item 8: signals and the run timeout before the loop starts", () => {
-  it("SIGINT while a tool module loads: lone agentEnd aborted, exit 130", async () => {
-    const marker = join(dir, "loading-sigint");
-    const spec = writeSpec(dir, "slow-sigint", { toolDirs: [tools("slow-load")] });
-    const r = await yiem(["run", "-c", spec, "hi"], { env: { HARDENING_MARKER: marker }, onSpawn: signalOnceReady("SIGINT", () => existsSync(marker)) });
-    expectRunEnded(r, { code: 130, stopReason: "aborted", started: false });
-  });
+  const FIRST_SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
+  for (const [signal, code] of Object.entries(FIRST_SIGNALS) as Array<[NodeJS.Signals, number]>) {
+    it(`${signal} while a tool module loads: lone agentEnd aborted, exit ${code}`, async () => {
+      const marker = join(dir, `loading-${signal}`);
+      const spec = writeSpec(dir, `slow-${signal}`, { toolDirs: [tools("slow-load")] });
+      const started = Date.now();
+      const r = await yiem(["run", "-c", spec, "hi"], { env: { HARDENING_MARKER: marker }, onSpawn: signalOnceReady(signal, () => existsSync(marker)) });
+      expectRunEnded(r, { code, stopReason: "aborted", started: false });
+      expect(r.stdout).toBe("");
+      // Ended by the signal, not by the module finishing its slow load.
+      expect(Date.now() - started).toBeLessThan(8_000);
+    });
 
-  it("SIGTERM while stdin is read (no prompt, stdin never closes): agentEnd aborted, exit 143", async () => {
-    const spec = writeSpec(dir, "stdin-sigterm");
-    const r = await yiem(["run", "-c", spec], { stdin: "open", onSpawn: signalOnceReady("SIGTERM", () => true, 300) });
-    expectRunEnded(r, { code: 143, stopReason: "aborted", started: false });
-  });
+    it(`${signal} while stdin is read (no prompt, stdin never closes): lone agentEnd aborted, exit ${code}`, async () => {
+      const spec = writeSpec(dir, `stdin-${signal}`);
+      const r = await yiem(["run", "-c", spec], { stdin: "open", onSpawn: signalOnceReady(signal, () => true, 300) });
+      expectRunEnded(r, { code, stopReason: "aborted", started: false });
+      expect(r.stdout).toBe("");
+    });
+  }
 
   it("--timeout while a tool module loads: agentEnd timeout, exit 3", async () => {
     const spec = writeSpec(dir, "slow-timeout", { toolDirs: [tools("slow-load")] });
@@ -230,6 +238,25 @@ describe("item 9: failed writes after the run are named in the one agentEnd", ()
     const r = await yiem(["run", "-c", spec, "--session", session, "hi"], { server });
     const end = expectRunEnded(r, { code: 3, stopReason: "maxTurns" });
     expect(end.error).toMatch(/maxTurns \(1\).*; could not write the session file/);
+  });
+});
+
+describe("a --session that is not a regular file", () => {
+  it("a FIFO is refused at once (exit 2, the file named), never waited on", async () => {
+    const fifo = join(dir, "session.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    const r = await runCli(["run", "-m", `replay:${REPLAY}`, "--events", "ndjson", "--session", fifo, "review this"], { timeoutMs: 10_000 });
+    const end = expectRunEnded(r, { code: 2, stopReason: "error", started: false });
+    expect(end.error).toBe(`session file ${fifo} is not a regular file (a FIFO)`);
+    expect(r.stdout).toBe("");
+    expect(Date.now() - started).toBeLessThan(8_000);
+  });
+
+  it("a folder is refused with the same message", async () => {
+    const r = await runCli(["run", "-m", `replay:${REPLAY}`, "--events", "ndjson", "--session", dir, "review this"]);
+    const end = expectRunEnded(r, { code: 2, stopReason: "error", started: false });
+    expect(end.error).toBe(`session file ${dir} is not a regular file (a folder)`);
   });
 });
 

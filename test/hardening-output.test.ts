@@ -1,7 +1,9 @@
 /**
  * Hardening (issue 13): what yiem writes.
  * - item 11: the terminal sanitiser is linear (a 100,000-character hostile answer in under a
- *   second) and removes exactly what the previous regular-expression version removed;
+ *   second) and removes exactly what the previous regular-expression version removed; SSE line
+ *   parsing reads a 32 MB line in under a second (test/provider-compat-sse-linear.test.ts checks
+ *   the same parser through the provider, with a looser bound);
  * - item 12: U+2028, U+2029 and U+0085 are escaped in NDJSON events and in `--output json`;
  * - item 6: an event that JSON.stringify (or the redactor) cannot walk is still written, so `seq`
  *   stays gap-free.
@@ -12,6 +14,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { sanitizeForTerminal } from "../src/cli/events/sanitize.js";
+import { SseParser } from "../src/provider/openai-stream.js";
 import { serializeEvent, toJsonSafe } from "../src/cli/events/serialize.js";
 import { createEventSink } from "../src/cli/events/sink.js";
 import { printResult } from "../src/cli/output.js";
@@ -71,6 +74,28 @@ describe("item 11: sanitizeForTerminal is linear", () => {
       { numRuns: 5000 },
     );
   });
+});
+
+describe("item 11: SSE line parsing is linear", () => {
+  const MB = 1024 * 1024;
+  // The issue's own numbers: a 32 MB line in under a second. Pieces of 16 KB (a typical socket
+  // read) make a quadratic parser re-scan the growing line 2,000 times.
+  for (const [name, lineEnd] of [["LF", "\n"], ["CRLF", "\r\n"]] as const) {
+    it(`a 32 MB single data line (${name}) arriving in 16 KB pieces: one event, exact, under a second`, () => {
+      const payload = `{"choices":[{"delta":{"content":"${"z".repeat(32 * MB)}"}}]}`;
+      const text = `data: ${payload}${lineEnd}${lineEnd}`;
+      const pieces: string[] = [];
+      for (let i = 0; i < text.length; i += 16 * 1024) pieces.push(text.slice(i, i + 16 * 1024));
+      const events: string[] = [];
+      const parser = new SseParser((data) => events.push(data));
+      const started = performance.now();
+      for (const piece of pieces) parser.push(piece);
+      parser.end();
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(events).toHaveLength(1);
+      expect(events[0] === payload).toBe(true);
+    });
+  }
 });
 
 describe("item 12: line separators are escaped in NDJSON and --output json", () => {

@@ -1,9 +1,13 @@
 /**
  * `--session FILE`: the conversation (without the system prompt) kept as JSON between runs.
  * A missing file starts a new session; the file is written atomically after each run, mode 0600
- * when new (an existing file keeps its mode: see private-file.ts).
+ * when new (an existing file keeps its mode: see private-file.ts). Only a regular file is read: a
+ * FIFO, socket or device there is refused at once (opened non-blocking, checked with fstat), never
+ * waited on.
  */
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { fileKind } from "../config/discover.js";
 import type { ChatMessage } from "../provider/types.js";
 import { writePrivateFileAtomic } from "../private-file.js";
 import { UsageError } from "./errors.js";
@@ -16,8 +20,9 @@ interface SessionFile {
 export async function loadSession(file: string): Promise<ChatMessage[]> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readRegularFile(file);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw new UsageError(`cannot read session file ${file}: ${(error as Error).message}`);
   }
@@ -34,4 +39,16 @@ export async function loadSession(file: string): Promise<ChatMessage[]> {
 export async function saveSession(file: string, messages: ChatMessage[]): Promise<void> {
   const data: SessionFile = { version: 1, messages: messages.filter((m) => m.role !== "system") };
   await writePrivateFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
+}
+
+/** The text of the session file, refusing anything but a regular file without blocking on it. */
+async function readRegularFile(file: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new UsageError(`session file ${file} is not a regular file (${fileKind(stats)})`);
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
 }

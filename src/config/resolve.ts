@@ -2,11 +2,14 @@
  * Turning a validated spec plus flags and environment into a ResolvedSpec.
  * Rules: flag > environment > spec > default for every value; spec paths resolve against the
  * spec's folder, flag paths against cwd; tool folders, the system prompt file and hook modules
- * must exist; durations become milliseconds.
+ * must exist (the system prompt file a regular file: a FIFO or device is refused unread);
+ * durations become milliseconds.
  */
-import { readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
+import { fileKind } from "./discover.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, displayPath, fileError } from "./errors.js";
 import { resolveModel, type ModelContext } from "./model.js";
@@ -143,12 +146,30 @@ async function resolveSystemPrompt(
   if (spec.systemPrompt !== undefined) return spec.systemPrompt;
   if (spec.systemPromptFile === undefined) return "";
   const file = path.resolve(baseDir, spec.systemPromptFile);
+  const fail = (reason: string) => specError(`system prompt file "${spec.systemPromptFile}" ${reason} (${file})`, ["systemPromptFile"]);
+  let read: { text: string } | { kind: string };
   try {
-    return await readFile(file, "utf8");
+    read = await readRegularText(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code})`;
-    throw specError(`system prompt file "${spec.systemPromptFile}" ${reason} (${file})`, ["systemPromptFile"]);
+    throw fail(code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code ?? (error as Error).message})`);
+  }
+  if ("kind" in read) throw fail(read.kind === "a folder" ? "is a folder" : `is not a regular file (${read.kind})`);
+  return read.text;
+}
+
+/**
+ * The text of `file` when it is a regular file; else what it is instead. Opened non-blocking and
+ * checked with fstat, so a FIFO is never waited on and a device (/dev/zero) never read.
+ */
+async function readRegularText(file: string): Promise<{ text: string } | { kind: string }> {
+  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) return { kind: fileKind(stats) };
+    return { text: await handle.readFile("utf8") };
+  } finally {
+    await handle.close();
   }
 }
 
