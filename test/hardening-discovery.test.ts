@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, st
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findSpecFile, searchableFolder, searchFolders } from "../src/config/discover.js";
+import { findSpecFile, mayBePlanted, searchableFolder, searchFolders } from "../src/config/discover.js";
 import { loadSpec } from "../src/config/load.js";
 import { importModuleFile, loadToolFile, loadTools } from "../src/tools/loader.js";
 import { runCli } from "./helpers/cli.js";
@@ -187,6 +187,33 @@ describe("where the search stops", () => {
     // As root the parent now belongs to uid 12345 and is skipped; otherwise it is the user's own folder.
     expect(found === null).toBe(asRoot);
     expect(statSync(theirs).uid === 12345).toBe(asRoot);
+  });
+});
+
+describe("a spec another user may have planted in a shared folder", () => {
+  it("is refused when it is another user's and its folder is group- or world-writable", () => {
+    expect(mayBePlanted({ uid: 12345 }, { mode: 0o41777 }, 1000)).toBe(true);
+    expect(mayBePlanted({ uid: 12345 }, { mode: 0o40775 }, 1000)).toBe(true);
+    expect(mayBePlanted({ uid: 12345 }, { mode: 0o40755 }, 1000)).toBe(false); // only its owner can write there
+    expect(mayBePlanted({ uid: 1000 }, { mode: 0o41777 }, 1000)).toBe(false); // the user's own
+    expect(mayBePlanted({ uid: 0 }, { mode: 0o41777 }, 1000)).toBe(false); // root's
+    expect(mayBePlanted({ uid: 12345 }, { mode: 0o41777 }, undefined)).toBe(false); // no POSIX owners
+  });
+
+  it("in a world-writable folder: another user's spec is an error naming the file, and -c still uses it", async () => {
+    write({ "shared/": "" });
+    const shared = path.join(root, "shared");
+    chmodSync(shared, 0o1777);
+    writeFileSync(path.join(shared, "agent.config.yaml"), "name: planted\nmodel: m\n");
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      execFileSync("chown", ["12345:12345", path.join(shared, "agent.config.yaml")]);
+      await expect(load(shared)).rejects.toThrow(/config file agent\.config\.yaml belongs to another user \(uid 12345\).*-c/);
+    } else {
+      // Not root: the file can only be the user's own, which is used.
+      expect((await load(shared)).name).toBe("planted");
+    }
+    expect((await load(shared, "agent.config.yaml")).name).toBe("planted");
   });
 });
 

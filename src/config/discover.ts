@@ -8,6 +8,8 @@
  *   or .git) or after the home folder, whichever comes first; the file-system root is never searched;
  * - a folder above `cwd` is searched only when it is owned by the current user or root and is not
  *   writable by everyone; an untrusted folder ends the search before it;
+ * - a spec found in a folder writable by group or others (`/tmp`) must belong to the current user
+ *   or root; another user's is an error (it may have been planted), unless named with `-c`;
  * - a spec must be a regular file: a FIFO, socket or device is an error and is never read; a
  *   folder of that name is skipped; an existing file counts even when empty; package.json counts
  *   only with a `yiem` property;
@@ -104,10 +106,24 @@ function readSpecText(file: string, cwd: string, missingOk: boolean): string | u
       throw fail("is a folder");
     }
     if (!stats.isFile()) throw fail(`is not a regular file (${fileKind(stats)})`);
+    if (missingOk && mayBePlanted(stats, statSync(path.dirname(file), { throwIfNoEntry: false }), process.getuid?.())) {
+      throw fail(
+        `belongs to another user (uid ${stats.uid}) and sits in a folder others can write to, so anyone could have put it there; yiem does not use it unless named with -c`,
+      );
+    }
     return readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Whether a spec found by the search may have been planted by another user: the file is neither
+ * `uid`'s nor root's, and its folder is writable by group or others (`/tmp`, a shared folder).
+ */
+export function mayBePlanted(file: Pick<Stats, "uid">, folder: Pick<Stats, "mode"> | undefined, uid: number | undefined): boolean {
+  if (uid === undefined || file.uid === uid || file.uid === 0) return false;
+  return folder !== undefined && (folder.mode & 0o022) !== 0;
 }
 
 /** What a non-regular file is, for messages. */
