@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -135,6 +136,13 @@ describe("replay provider", () => {
     const missing = path.join(dir, "nope.jsonl");
     const error = await failure(createReplayProvider(missing).complete(request()));
     expect(error.message).toBe(`replay file ${missing} does not exist`);
+  });
+
+  it("refuses a FIFO or a folder by what it is, without waiting on it", async () => {
+    const fifo = path.join(dir, "fifo.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    expect((await failure(createReplayProvider(fifo).complete(request()))).message).toBe(`replay file ${fifo} is not a regular file (a FIFO)`);
+    expect((await failure(createReplayProvider(dir).complete(request()))).message).toBe(`replay file ${dir} is not a regular file (a folder)`);
   });
 });
 

@@ -5,9 +5,7 @@
  * FIFO, socket or device there is refused at once (opened non-blocking, checked with fstat), never
  * waited on.
  */
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
-import { fileKind } from "../config/discover.js";
+import { readRegularText } from "../regular-file.js";
 import type { ChatMessage } from "../provider/types.js";
 import { writePrivateFileAtomic } from "../private-file.js";
 import { UsageError } from "./errors.js";
@@ -18,14 +16,15 @@ interface SessionFile {
 }
 
 export async function loadSession(file: string): Promise<ChatMessage[]> {
-  let text: string;
+  let read: { text: string } | { kind: string };
   try {
-    text = await readRegularFile(file);
+    read = await readRegularText(file);
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw new UsageError(`cannot read session file ${file}: ${(error as Error).message}`);
   }
+  if ("kind" in read) throw new UsageError(`session file ${file} is not a regular file (${read.kind})`);
+  const text = read.text;
   let parsed: SessionFile;
   try {
     parsed = JSON.parse(text) as SessionFile;
@@ -39,16 +38,4 @@ export async function loadSession(file: string): Promise<ChatMessage[]> {
 export async function saveSession(file: string, messages: ChatMessage[]): Promise<void> {
   const data: SessionFile = { version: 1, messages: messages.filter((m) => m.role !== "system") };
   await writePrivateFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
-}
-
-/** The text of the session file, refusing anything but a regular file without blocking on it. */
-async function readRegularFile(file: string): Promise<string> {
-  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) throw new UsageError(`session file ${file} is not a regular file (${fileKind(stats)})`);
-    return await handle.readFile("utf8");
-  } finally {
-    await handle.close();
-  }
 }

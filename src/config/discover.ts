@@ -18,6 +18,7 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { fileKind } from "../regular-file.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
 
@@ -124,15 +125,6 @@ function readSpecText(file: string, cwd: string, missingOk: boolean): string | u
 export function mayBePlanted(file: Pick<Stats, "uid">, folder: Pick<Stats, "mode"> | undefined, uid: number | undefined): boolean {
   if (uid === undefined || file.uid === uid || file.uid === 0) return false;
   return folder !== undefined && (folder.mode & 0o022) !== 0;
-}
-
-/** What a non-regular file is, for messages. */
-export function fileKind(stats: Stats): string {
-  if (stats.isFIFO()) return "a FIFO";
-  if (stats.isSocket()) return "a socket";
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
-  if (stats.isDirectory()) return "a folder";
-  return "not a file";
 }
 
 function emptySpec(file: string): ParsedSpecFile {

@@ -9,7 +9,7 @@ import { constants } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
-import { fileKind } from "./discover.js";
+import { readRegularText } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, displayPath, fileError } from "./errors.js";
 import { resolveModel, type ModelContext } from "./model.js";
@@ -156,21 +156,6 @@ async function resolveSystemPrompt(
   }
   if ("kind" in read) throw fail(read.kind === "a folder" ? "is a folder" : `is not a regular file (${read.kind})`);
   return read.text;
-}
-
-/**
- * The text of `file` when it is a regular file; else what it is instead. Opened non-blocking and
- * checked with fstat, so a FIFO is never waited on and a device (/dev/zero) never read.
- */
-async function readRegularText(file: string): Promise<{ text: string } | { kind: string }> {
-  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) return { kind: fileKind(stats) };
-    return { text: await handle.readFile("utf8") };
-  } finally {
-    await handle.close();
-  }
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

@@ -11,7 +11,7 @@
  *   conversation and `{{result}}` the latest tool result of any tool ("" when there is none).
  * - The final content is reported once through `onTextDelta`. Usage defaults to zeros.
  */
-import { readFile } from "node:fs/promises";
+import { readRegularText } from "../regular-file.js";
 import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolCall } from "./types.js";
 import { ModelError } from "./types.js";
@@ -68,15 +68,16 @@ export function createReplayProvider(file: string): Provider {
 
 /** Read and check a whole replay file. */
 export async function loadReplayFile(file: string): Promise<RecordedTurn[]> {
-  let text: string;
+  let read: { text: string } | { kind: string };
   try {
-    text = await readFile(file, "utf8");
+    read = await readRegularText(file);
   } catch (error) {
     const code = (error as { code?: string }).code;
     const why = code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? (error as Error).message})`;
     throw new ModelError(`replay file ${file} ${why}`);
   }
-  return parseReplayText(text, file);
+  if ("kind" in read) throw new ModelError(`replay file ${file} is not a regular file (${read.kind})`);
+  return parseReplayText(read.text, file);
 }
 
 /** Parse replay file text (JSON array or JSONL) into turns. `file` is only used in messages. */
