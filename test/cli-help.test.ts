@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,6 +75,45 @@ describe("--help", () => {
     expect(documented.sort((a, b) => a - b)).toEqual(Object.values(EXIT).sort((a, b) => a - b));
   });
 
+  // Every command yargs knows, with the exit codes docs/cli.md gives it.
+  const commands: Array<[string[], number[]]> = [
+    [["config"], [0, 1, 2]],
+    [["init"], [0, 2]],
+    [["tools", "list"], [0, 2]],
+    [["tools", "show"], [0, 2]],
+    [["tools", "call"], [0, 1, 2, 130]],
+    [["tools", "new"], [0, 1, 2]],
+    [["tools", "check"], [0, 1, 2]],
+  ];
+
+  it.each(commands)("yiem %j --help describes every flag and positional and lists the exit codes", async (command, codes) => {
+    const r = await runCli([...command, "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`yiem ${command.join(" ")}`);
+    const positionals = r.stdout.indexOf("Positionals:");
+    const options = r.stdout.slice(positionals >= 0 ? positionals : r.stdout.indexOf("Options:"), r.stdout.indexOf("Exit codes:"));
+    expect(options).toContain("--help");
+    // An option or positional line with only its type after the name has no description.
+    const bare = options.split("\n").filter((line) => /^\s+(-\w, )?(--[\w-]+|\w+)\s+\[/.test(line));
+    expect(bare).toEqual([]);
+    const exitCodes = r.stdout.slice(r.stdout.indexOf("Exit codes:"));
+    expect(exitCodes).not.toBe("");
+    for (const code of codes) expect(exitCodes).toMatch(new RegExp(`^  ${code} +\\S`, "m"));
+  });
+
+  it("the exit codes in each tools command's --help are the ones docs/cli.md's table gives", async () => {
+    const table = section(cliDoc, "## `yiem tools …`");
+    for (const [command] of commands.filter(([c]) => c[0] === "tools")) {
+      const row = table.split("\n").find((line) => line.startsWith(`| \`yiem ${command.join(" ")}`));
+      expect(row, command.join(" ")).toBeDefined();
+      const documented = row!.split("|").at(-2)!.match(/\b\d+\b/g)!.map(Number);
+      const help = (await runCli([...command, "--help"])).stdout;
+      const shown = [...help.slice(help.indexOf("Exit codes:")).matchAll(/^  (\d+) /gm)].map((m) => Number(m[1]));
+      // The help may add 2 for a spec or usage error, which every command has.
+      for (const code of documented) expect(shown, `${command.join(" ")} ${code}`).toContain(code);
+    }
+  });
+
   it("shows the init --example and completion commands", async () => {
     const r = await runCli(["--help"]);
     expect(r.stdout).toContain("yiem init --example");
@@ -96,6 +135,46 @@ describe("yiem completion", () => {
     const r = await runCli(["completion"], { env: { SHELL: "/bin/zsh" } });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^#compdef yiem/);
+  });
+
+  it("a shell name wins over $SHELL: completion zsh, completion bash", async () => {
+    const zsh = await runCli(["completion", "zsh"], { env: { SHELL: "/bin/bash" } });
+    expect(zsh.code, zsh.stderr).toBe(0);
+    expect(zsh.stdout).toMatch(/^#compdef yiem\n/);
+    expect(zsh.stdout).toContain("compdef _yiem_yargs_completions yiem");
+    const bash = await runCli(["completion", "bash"], { env: { SHELL: "/bin/zsh" } });
+    expect(bash.code, bash.stderr).toBe(0);
+    expect(bash.stdout).toContain("complete -o bashdefault -o default -F _yiem_yargs_completions yiem");
+  });
+
+  it("--help describes the command instead of printing the script", async () => {
+    const r = await runCli(["completion", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^yiem completion \[bash\|zsh\]\n/);
+    expect(r.stdout).toContain("yiem completion zsh >> ~/.zshrc");
+    expect(r.stdout).toMatch(/^Exit codes:\n  0 +\S.*\n  2 +\S/m);
+    expect(r.stdout).not.toContain("complete -o");
+  });
+
+  it.each([
+    [["completion", "--foo"], "yiem: unknown flag --foo for yiem completion (it takes only a shell: bash or zsh)"],
+    [["completion", "bash", "zsh"], 'yiem: unexpected argument "zsh" for yiem completion'],
+    [["completion", "powershell"], 'yiem: unknown shell "powershell" for yiem completion (bash or zsh)'],
+  ])("%j is a usage error, not a script", async (args, message) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`${message}\n`);
+  });
+
+  it("a zsh session gets completions through the zsh script's entry point", async () => {
+    // The zsh script passes zsh's words to the same entry point. With $SHELL zsh, yargs answers
+    // every candidate as `name:description`, and zsh's _describe keeps those matching the word.
+    const r = await runCli(["--get-yargs-completions", "yiem", "tools", "c"], { env: { SHELL: "/bin/zsh" } });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n").filter(Boolean);
+    expect(lines).toContain("call:Validate and run one tool without a model");
+    expect(lines).toContain("check:Load every tool and compile every schema");
   });
 
   it.each([
@@ -200,6 +279,46 @@ describe("usage errors", () => {
     const r = await runCli(["rn", "hi"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('yiem: unknown command "rn" (did you mean run?)\n');
+  });
+
+  it.each([
+    [["frob"], 'yiem: unknown command "frob"'],
+    [["tools", "frob"], 'yiem: unknown command "frob" for yiem tools'],
+    [["tools", "chek"], 'yiem: unknown command "chek" for yiem tools (did you mean check?)'],
+    [["confg"], 'yiem: unknown command "confg" (did you mean config?)'],
+  ])("%j suggests a command only when it is close (as for flags)", async (args, message) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`${message}\n`);
+  });
+
+  it("init --dir: a file, or a path under a file, is named; missing folders are made", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "yiem-init-dir-"));
+    try {
+      await writeFile(join(dir, "afile"), "x");
+      for (const given of ["afile", "afile/sub"]) {
+        const r = await runCli(["init", "--dir", given], { cwd: dir });
+        expect(r.code, given).toBe(2);
+        expect(r.stderr).toBe(`yiem: --dir ${JSON.stringify(given)}: ${join(dir, "afile")} is not a folder\n`);
+      }
+      await mkdir(join(dir, "blocked"));
+      await writeFile(join(dir, "blocked", "tools"), "a file where init needs a folder");
+      const blocked = await runCli(["init", "--dir", "blocked"], { cwd: dir });
+      expect(blocked.code).toBe(2);
+      expect(blocked.stderr).toBe(`yiem: init needs ${join(dir, "blocked", "tools")} to be a folder; nothing was written\n`);
+      expect(await readdir(join(dir, "blocked"))).toEqual(["tools"]);
+      const made = await runCli(["init", "--dir", "new/deeper"], { cwd: dir });
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stdout).toContain(`wrote ${join(dir, "new", "deeper", "tools", "countWords.ts")}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("init --dir under /proc (where Node's recursive mkdir never returns) is a clear error", async () => {
+    const r = await runCli(["init", "--dir", "/proc/yiem-no-such/x"], { timeoutMs: 15_000 });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^yiem: --dir "\/proc\/yiem-no-such\/x": cannot create \/proc(\/yiem-no-such)?: /);
   });
 
   it("values still work: --max-turns 3, --system=-x, a value that is a negative number", async () => {

@@ -13,7 +13,7 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertEventStream, baseEnv, parseNdjson, repoRoot } from "./helpers/cli.js";
@@ -60,6 +60,13 @@ async function yiem(args: string[], cwd: string) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
   }
+}
+
+/** GitHub's anchors for the headings of a Markdown page. */
+function headingSlugs(markdown: string): string[] {
+  return [...markdown.matchAll(/^#+\s+(.+)$/gm)].map((m) =>
+    m[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-"),
+  );
 }
 
 /** The project's lock: the tarball, plus this repository's locked runtime dependencies. */
@@ -117,6 +124,31 @@ describe("npm pack", () => {
     }
     const unwanted = packedFiles.filter((f) => /^(test|src|bench|\.ci)\//.test(f) || f.endsWith(".map") || f === "package-lock.json");
     expect(unwanted).toEqual([]);
+  });
+
+  it("every relative link in the shipped Markdown (README, docs/) leads to a shipped file and heading", () => {
+    const root = join(project, "node_modules", "yiem");
+    const shipped = new Set(packedFiles);
+    const pages = packedFiles.filter((f) => f.endsWith(".md"));
+    expect(pages).toEqual(expect.arrayContaining(["README.md", "docs/cli.md", "docs/tools.md"]));
+    const broken: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      const text = readFileSync(join(root, page), "utf8");
+      for (const [, link] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
+        const [file, anchor] = link.split("#");
+        const target = file === "" ? page : posix.normalize(posix.join(posix.dirname(page), file)).replace(/\/$/, "");
+        checked++;
+        const isFolder = packedFiles.some((f) => f.startsWith(`${target}/`));
+        if (!shipped.has(target) && !isFolder) broken.push(`${page}: ${link} (not in the package)`);
+        else if (anchor && target.endsWith(".md") && !headingSlugs(readFileSync(join(root, target), "utf8")).includes(anchor)) {
+          broken.push(`${page}: ${link} (no such heading)`);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect(broken).toEqual([]);
   });
 
   // No repository/homepage yet: the project has no public address to name (see the session note).

@@ -52,6 +52,48 @@ const RUN_EXAMPLES = `Examples:
   yiem run --output json --events ndjson --timeout 2m "…" > result.json 2>> events.ndjson
   yiem run --dry-run -c configs/weather.yaml "hi"   # the resolved spec and first request; no model`;
 
+/** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
+const COMMAND_HELP: Record<string, string> = {
+  config: exitCodes(["0", "The resolved spec was printed"], ["1", "Any other failure"], ["2", "A spec or usage error (the message names the file, line and key)"]),
+  init: exitCodes(["0", "The files were written (their paths on stdout)"], ["2", "A file already exists (nothing is written) or a usage error"]),
+  "tools list": exitCodes(["0", "Listed (tool files that fail to load are warnings on stderr)"], ["2", "A spec or usage error"]),
+  "tools show": exitCodes(["0", "Shown"], ["2", "Unknown tool, or a spec or usage error"]),
+  "tools call": `Examples:
+  yiem tools call getTime --args '{"city": "Tokyo"}'
+  echo '{"city": "Berlin"}' | yiem tools call getWeather --args - --output json
+
+${exitCodes(["0", "The tool returned a result"], ["1", "The tool returned an error result"], ["2", "Unknown tool, invalid arguments, or a spec or usage error"], ["130", "Interrupted by SIGINT (129 SIGHUP, 131 SIGQUIT)"], ["143", "Interrupted by SIGTERM"])}`,
+  "tools new": `Examples:
+  yiem tools new countWords --description "Counts the words of a text."
+  yiem tools new lint --command --description "Runs the linter."
+
+${exitCodes(["0", "Written (the path on stdout)"], ["1", "The written file failed to load (the write is undone)"], ["2", "A bad or taken name, a bad schema or code, or a usage error"])}`,
+  "tools check": exitCodes(["0", "Every tool loads and every schema compiles"], ["1", "Any problem (each printed as file: reason)"], ["2", "A spec or usage error"]),
+};
+
+function exitCodes(...lines: Array<[string, string]>): string {
+  return ["Exit codes:", ...lines.map(([code, meaning]) => `  ${code.padEnd(5)}${meaning}`)].join("\n");
+}
+
+/** `yiem completion --help` (the command is answered before yargs parses; see main.ts). */
+export const COMPLETION_HELP = `yiem completion [bash|zsh]
+
+Print a shell completion script. Without a shell name: bash, or zsh when $SHELL is zsh.
+The script calls yiem, so yiem must be on your PATH (a global install).
+
+Examples:
+  yiem completion >> ~/.bashrc
+  yiem completion zsh >> ~/.zshrc
+
+Exit codes:
+  0    The script was printed
+  2    An unknown shell, flag or argument`;
+
+/** Exit codes (and examples, where they help) after the options of `yiem <command> --help`. */
+export function withCommandHelp<T>(y: Argv<T>, command: keyof typeof COMMAND_HELP & string): Argv<T> {
+  return y.epilogue(`${COMMAND_HELP[command]}\n\n${MORE}`);
+}
+
 /** Examples, environment and exit codes after the options of `yiem --help`. */
 export function withRootHelp<T>(y: Argv<T>): Argv<T> {
   return y.epilogue(`${ROOT_EXAMPLES}\n\n${EPILOGUE}`);

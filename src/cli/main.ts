@@ -9,7 +9,7 @@ import { packageRoot } from "../cache-dir.js";
 import type { Argv } from "yargs";
 import { requireCjs } from "../require-cjs.js";
 import { reportUsageError } from "./errors.js";
-import { withRootHelp, withRunHelp } from "./help.js";
+import { COMPLETION_HELP, withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -68,6 +68,7 @@ export function withCommonOptions<T>(y: Argv<T>) {
 
 export async function main(args: string[]): Promise<void> {
   if (args[0] === "run") await tuneV8ForRun();
+  if (args[0] === "completion") args = completionArgs(args.slice(1));
   const yargs = loadYargs();
   const cli = yargs(joinDashValues(args))
     .scriptName("yiem")
@@ -96,14 +97,14 @@ export async function main(args: string[]): Promise<void> {
     .command(
       "config",
       "Print the resolved spec with its sources, secrets redacted",
-      (y) => withCommonOptions(y)
+      (y) => withCommandHelp(withCommonOptions(y), "config")
         .option("model", { alias: "m", type: "string", describe: "Model override, as for run" })
         .option("json", { type: "boolean", default: false, describe: "Print JSON instead of YAML" }),
     )
     .command(
       "init",
       "Write a commented agent.config.yaml and a tools/ folder with an example tool",
-      (y) => y
+      (y) => withCommandHelp(y, "init")
         .option("dir", { type: "string", default: ".", describe: "Folder to write into" })
         .option("example", { type: "boolean", default: false, describe: "Write the offline demo instead: the example spec and tools, and a replay file" }),
     )
@@ -137,13 +138,21 @@ export async function main(args: string[]): Promise<void> {
   // A command whose promise can never settle (its event loop ran dry) fails instead of exiting 0;
   // commands with an event stream register their own, more precise watcher (see drain.ts).
   const { onEventLoopDrained, DRAINED_HINT } = await import("./drain.js");
-  onEventLoopDrained(() => {
+  const stopWatching = onEventLoopDrained(() => {
     reportUsageError(`the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args));
     process.exit(EXIT.failure);
   });
+  let code: number;
+  try {
+    code = await handler(argv);
+  } catch (error) {
+    // bin/yiem.js reports it as an internal error (exit 1); a drained loop is not the cause.
+    stopWatching();
+    throw error;
+  }
   // Handlers flush stdout and stderr before returning, so exiting here cannot lose output, and a
   // tool that ignored its abort signal cannot keep a finished run alive.
-  process.exit(await handler(argv));
+  process.exit(code);
 }
 
 /**
@@ -155,6 +164,34 @@ function skipHelpCache(cli: object): void {
   const internals = (cli as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.();
   const usage = internals?.getUsageInstance?.();
   if (usage && typeof usage.cacheHelpMessage === "function") usage.cacheHelpMessage = () => {};
+}
+
+/**
+ * `yiem completion [bash|zsh]`, checked before yargs sees it (yargs prints its script for any
+ * words and flags after `completion`, and reads the shell only from $SHELL): `--help` describes
+ * the command, a named shell overrides $SHELL, anything else is a usage error (exit 2).
+ * Returns the arguments for yargs.
+ */
+function completionArgs(rest: string[]): string[] {
+  if (rest.some((a) => a === "--help" || a === "-h")) {
+    process.stdout.write(`${COMPLETION_HELP}\n`);
+    process.exit(EXIT.ok);
+  }
+  const flag = rest.find((a) => a.startsWith("-"));
+  const problem = flag !== undefined
+    ? `unknown flag ${flag.split("=")[0]} for yiem completion (it takes only a shell: bash or zsh)`
+    : rest.length > 1
+      ? `unexpected argument ${JSON.stringify(rest[1])} for yiem completion`
+      : rest.length === 1 && rest[0] !== "bash" && rest[0] !== "zsh"
+        ? `unknown shell ${JSON.stringify(rest[0])} for yiem completion (bash or zsh)`
+        : undefined;
+  if (problem) {
+    reportUsageError(problem);
+    process.exit(EXIT.usage);
+  }
+  // yargs picks the zsh script when $SHELL names zsh; the child `yiem` the script calls is unaffected.
+  if (rest.length === 1) process.env.SHELL = `/bin/${rest[0]}`;
+  return ["completion"];
 }
 
 /** `--args -` (stdin) as `--args=-`: yargs would otherwise read the lone `-` as a positional. */
@@ -183,14 +220,15 @@ function usageErrorFormat(args: string[]): "ndjson" | "text" {
 
 function registerToolsCommands<T>(y: Argv<T>) {
   return withCommonOptions(y)
-    .command("list", "List every tool", (s) => s.option("json", { type: "boolean", default: false }))
+    .command("list", "List every tool", (s) => withCommandHelp(s, "tools list")
+      .option("json", { type: "boolean", default: false, describe: "Print {tools, problems} as JSON" }))
     .command(
       "new <name>",
       "Write a new tool file",
-      (s) => s
-        .positional("name", { type: "string", demandOption: true })
-        .option("label", { type: "string" })
-        .option("description", { type: "string" })
+      (s) => withCommandHelp(s, "tools new")
+        .positional("name", { type: "string", demandOption: true, describe: "The new tool's name: a letter, then letters, digits or _ (64 at most)" })
+        .option("label", { type: "string", describe: "Human name (default: the tool name)" })
+        .option("description", { type: "string", describe: "What the tool does, for the model" })
         .option("schema", { type: "string", describe: "Input schema: JSON or @file" })
         .option("code", { type: "string", describe: "Body of execute: JS/TS or @file" })
         .option("parallel", { type: "boolean", describe: "parallelToolExecute (default true; --no-parallel)" })
@@ -198,16 +236,17 @@ function registerToolsCommands<T>(y: Argv<T>) {
         .option("dir", { type: "string", describe: "Folder to write into (default: the spec's writeToolDir if set, else the first tool folder)" })
         .option("force", { type: "boolean", default: false, describe: "Replace an existing file of that name, even one yiem did not write" }),
     )
-    .command("show <name>", "Print a tool's definition as JSON", (s) => s.positional("name", { type: "string", demandOption: true }))
+    .command("show <name>", "Print a tool's definition as JSON", (s) => withCommandHelp(s, "tools show")
+      .positional("name", { type: "string", demandOption: true, describe: "The tool's name" }))
     .command(
       "call <name>",
       "Validate and run one tool without a model",
-      (s) => s
-        .positional("name", { type: "string", demandOption: true })
-        .option("args", { type: "string", describe: "Arguments: JSON, @file, or - for stdin" })
-        .option("events", { type: "string", choices: ["ndjson", "pretty", "none"] })
-        .option("output", { type: "string", choices: ["text", "json"], default: "text" }),
+      (s) => withCommandHelp(s, "tools call")
+        .positional("name", { type: "string", demandOption: true, describe: "The tool's name" })
+        .option("args", { type: "string", describe: "Arguments: JSON, @file, or - for stdin (default: {})" })
+        .option("events", { type: "string", choices: ["ndjson", "pretty", "none"], describe: "stderr format (default: ndjson unless stderr is a TTY)" })
+        .option("output", { type: "string", choices: ["text", "json"], default: "text", describe: "stdout: the result's text, or {content, details, isError}" }),
     )
-    .command("check", "Load every tool and compile every schema", (s) => s)
+    .command("check", "Load every tool and compile every schema", (s) => withCommandHelp(s, "tools check"))
     .demandCommand(1, "Name a tools command: list, new, show, call or check.");
 }

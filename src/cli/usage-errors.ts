@@ -10,6 +10,7 @@
  *   docs/spec.md uses for the flags checked later (`--max-turns must be an integer >= 1 (got "ten")`);
  * - a missing positional: `missing <name> (usage: yiem tools call <name> [options])`;
  * - a string flag given no value (last, or followed by another flag): `--model needs a value`;
+ * - no command but a flag yiem does not know there: the flag first, then the missing command;
  * - any other message is kept as it is.
  */
 
@@ -59,8 +60,18 @@ export function describeUsageError(message: string, args: string[], shape: Comma
   if (unknown) return describeUnknown(unknown[1].split(", "), args, shape, where);
   const recommended = /^Did you mean (.+)\?$/.exec(message);
   if (recommended) {
+    // yargs recommends any command within 3 edits; yiem only one that is close by its own rule.
     const word = positionalWords(args)[shape.commands.length] ?? "";
-    return `unknown command ${JSON.stringify(word)}${where} (did you mean ${recommended[1]}?)`;
+    const close = isClose(word, recommended[1]);
+    return `unknown command ${JSON.stringify(word)}${where}${close ? ` (did you mean ${recommended[1]}?)` : ""}`;
+  }
+  if (/^Name a (tools )?command\b/.test(message)) {
+    // yargs asks for a command before it looks at flags: `yiem --hlep` names the flag first.
+    const strays = args
+      .filter((a) => /^--?[^-]/.test(a))
+      .map((a) => a.replace(/^--?/, "").split("=")[0])
+      .filter((name) => !shape.flags.includes(name) && !shape.flags.includes(name.replace(/^no-/, "")));
+    if (strays.length > 0) return `${describeUnknown(strays, args, shape, where)}; ${message[0].toLowerCase()}${message.slice(1).replace(/\.$/, "")}`;
   }
   if (message.startsWith("Invalid values:")) return describeChoices(message);
   if (/^Not enough non-option arguments/.test(message) && shape.usage) {
@@ -134,6 +145,11 @@ export function nearestFlag(typed: string, flags: string[]): string | undefined 
     if (prefixed.length === 1) best = { flag: prefixed[0], distance: 0 };
   }
   return best ? `--${negated ? "no-" : ""}${best.flag}` : undefined;
+}
+
+/** Close: a typo or two away, by the same rule as flags (`lst` → `list`, never `frob` → `run`). */
+function isClose(typed: string, known: string): boolean {
+  return typed.length >= 2 && editDistance(typed, known) <= maxDistance(typed);
 }
 
 function maxDistance(name: string): number {

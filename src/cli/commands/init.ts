@@ -4,12 +4,15 @@
  * - `--example`: the offline demo, copied from this package: its agent.config.yaml, the example
  *   tools (tools/, with their helpers) and configs/demo.replay.jsonl, so that
  *   `yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"` runs in D;
- * - never overwrites: when any file to write exists, nothing is written (exit 2);
+ * - never overwrites: when any file to write exists, or a folder it needs is a file, nothing is
+ *   written (exit 2);
+ * - `--dir` and its missing parents are made; a path that is not a folder, or cannot be made,
+ *   is exit 2 naming it; a file that cannot be written is exit 1 naming it;
  * - stdout gets the written paths; stderr a hint: the command to try. (The getTime tool's package,
  *   city-timezones, resolves from D or, failing that, from yiem's own dependencies.)
  */
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { packageRoot } from "../../cache-dir.js";
 import { writeFileAtomic } from "../../tools/atomic-write.js";
 import { EXIT } from "../exit-codes.js";
@@ -59,7 +62,13 @@ export default defineTool({
 `;
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
-  const dir = resolve(String(argv.dir ?? "."));
+  const given = String(argv.dir ?? ".");
+  const dir = resolve(given);
+  const folderProblem = await makeFolder(given, dir);
+  if (folderProblem) {
+    reportUsageError(folderProblem);
+    return EXIT.usage;
+  }
   const files = argv.example ? await exampleFiles() : [
     { path: "agent.config.yaml", text: SPEC },
     { path: join("tools", "countWords.ts"), text: EXAMPLE_TOOL },
@@ -71,12 +80,59 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     reportUsageError(`init would overwrite ${existing.join(", ")}; nothing was written`);
     return EXIT.usage;
   }
-  await mkdir(join(dir, "tools"), { recursive: true });
-  for (const { path, text } of targets) await writeFileAtomic(path, text);
+  const notFolders = new Set<string>();
+  for (const { path } of targets) {
+    for (let parent = dirname(path); parent !== dir && parent.startsWith(dir); parent = dirname(parent)) {
+      const found = await stat(parent).catch(() => null);
+      if (found && !found.isDirectory()) notFolders.add(parent);
+    }
+  }
+  if (notFolders.size > 0) {
+    reportUsageError(`init needs ${[...notFolders].join(", ")} to be a folder; nothing was written`);
+    return EXIT.usage;
+  }
+  for (const { path, text } of targets) {
+    try {
+      await writeFileAtomic(path, text);
+    } catch (error) {
+      reportUsageError(`init could not write ${path}: ${(error as Error).message}`);
+      return EXIT.failure;
+    }
+  }
   const { printText } = await import("../output.js");
   await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"));
   if (argv.example) process.stderr.write(exampleHint(dir));
   return EXIT.ok;
+}
+
+/**
+ * Makes the folder `dir` (`given` as typed) and its missing parents, one level at a time (Node's
+ * recursive mkdir never returns where a parent cannot be made, e.g. under /proc). Returns the
+ * problem in words, or undefined when the folder exists.
+ */
+async function makeFolder(given: string, dir: string): Promise<string | undefined> {
+  const missing: string[] = [];
+  let at = dir;
+  for (;;) {
+    const found = await stat(at).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" || error.code === "ENOTDIR" ? null : error));
+    if (found instanceof Error) return `--dir ${JSON.stringify(given)}: cannot use ${at}: ${found.message}`;
+    if (found) {
+      if (!found.isDirectory()) return `--dir ${JSON.stringify(given)}: ${at} is not a folder`;
+      break;
+    }
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  for (const folder of missing) {
+    try {
+      await mkdir(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return `--dir ${JSON.stringify(given)}: cannot create ${folder}: ${(error as Error).message}`;
+    }
+  }
+  return undefined;
 }
 
 /** The demo files of this package, as paths relative to the target folder. */
