@@ -1,5 +1,6 @@
 /**
  * Command tools: a `*.tool.yaml|yml|json` manifest turns any program into a tool. Rules:
+ * - the manifest must be a regular file (read through regular-file.ts: a FIFO is never waited on);
  * - keys: name, label, description, inputSchema, command (required); cwd, env, timeoutMs,
  *   parallelToolExecute, output (optional); `$schema` is ignored; any other key is an error
  *   naming the file and the key;
@@ -17,8 +18,8 @@
  *   is JSON with `content`, `terminate` or `usage`; only `output: result` makes a JSON object
  *   with a `content` array the result itself (so it may set `details`, `terminate`, `usage`).
  */
-import { readFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { readRegularText } from "../regular-file.js";
 import { textContent } from "./define.js";
 import { childEnv, runProcess, type ProcessOutcome } from "./process.js";
 import type { JsonSchema, Tool, ToolResult } from "./types.js";
@@ -52,7 +53,9 @@ export async function loadCommandTool(file: string): Promise<Tool> {
 }
 
 async function readManifest(file: string): Promise<unknown> {
-  const text = await readFile(file, "utf8");
+  const read = await readRegularText(file);
+  if ("kind" in read) throw new Error(`not a regular file (${read.kind})`);
+  const text = read.text;
   try {
     if (file.endsWith(".json")) return JSON.parse(text);
     const { parse } = await import("yaml");

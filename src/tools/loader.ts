@@ -8,13 +8,14 @@
  * - so is a tool whose inputSchema ajv cannot use (./schema-check.ts): it is not registered;
  * - a duplicate name is a problem naming both files; the first one loaded keeps the name;
  * - a tool or hook file must be a regular file (or a link to one): a FIFO, socket or device of a
- *   tool file's name is a problem, never opened (it could block the load forever).
+ *   tool file's name is a problem, never read (it could block the load forever).
  * Modules go through yiem's own loader (./modules/): TypeScript and ES modules transformed once and
  * cached on disk by content; `yiem` resolves to this package.
  */
 import { statSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import { fileKind } from "../regular-file.js";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
 import { findSchemaProblems } from "./schema-check.js";
@@ -95,12 +96,13 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
 
 /** Loads one tool file (module or command manifest). Throws with a clear reason. */
 export async function loadToolFile(file: string): Promise<Tool> {
-  refuseNonRegularFile(file);
   const kind = toolFileKind(basename(file));
   if (kind === "command") {
+    // A manifest is read through readRegularText, which refuses a non-regular file itself.
     const { loadCommandTool } = await import("./command-tool.js");
     return loadCommandTool(file);
   }
+  refuseNonRegularFile(file);
   const mod = await importModule(file);
   let tool: unknown;
   if (typeof mod.getTool === "function") tool = await (mod.getTool as () => unknown)();
@@ -122,8 +124,7 @@ export async function importModuleFile(path: string): Promise<Record<string, unk
 function refuseNonRegularFile(file: string): void {
   const stats = statSync(file, { throwIfNoEntry: false });
   if (!stats || stats.isFile()) return;
-  const kind = stats.isFIFO() ? "a FIFO" : stats.isSocket() ? "a socket" : stats.isDirectory() ? "a folder" : "a device";
-  throw new Error(`not a regular file (${kind})`);
+  throw new Error(`not a regular file (${fileKind(stats)})`);
 }
 
 function unwrapDefault(value: unknown): unknown {
