@@ -15,16 +15,12 @@
 import { createHmac, randomBytes } from "node:crypto";
 import {
   accessSync,
-  closeSync,
   constants,
   existsSync,
-  fstatSync,
   linkSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -35,6 +31,7 @@ import {
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readRegularFileSync } from "./regular-file.js";
 
 let root: string | undefined;
 
@@ -151,7 +148,7 @@ export function cacheBaseFor(inputs: { chosen: string; explicit: boolean; user: 
 
 const trustedSubfolders = new Map<string, string | null>();
 
-/** The trusted cache folder `name` (`specs`, `modules`), created when missing; null: cache nothing. */
+/** The trusted cache folder `name` (`specs`, `modules`, `schemas`), created when missing; null: cache nothing. */
 export function cacheFolder(name: string): string | null {
   const base = cacheBase();
   if (base === null || cacheKey() === null) return null;
@@ -235,19 +232,11 @@ export function cacheMac(...parts: string[]): string | null {
  * a regular file (opened non-blocking: a FIFO is refused, never waited on).
  */
 export function readCacheFile(file: string): { bytes: Buffer; stats: Stats } | undefined {
-  let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    const read = readRegularFileSync(file);
+    return "bytes" in read ? read : undefined;
   } catch {
     return undefined;
-  }
-  try {
-    const stats = fstatSync(fd);
-    return stats.isFile() ? { bytes: readFileSync(fd), stats } : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -269,7 +258,7 @@ export function writeCacheFile(file: string, text: string): void {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Entries whose file was not used (mtime) for this long are deleted. */
-export const UNUSED_ENTRY_MS = 30 * DAY_MS;
+const UNUSED_ENTRY_MS = 30 * DAY_MS;
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
 /** Marks the entry `file` (with `stats`) as used: its mtime is moved to now when over a day old. */

@@ -6,7 +6,7 @@
 import { chmod, stat } from "node:fs/promises";
 import { writeFileAtomic } from "./tools/atomic-write.js";
 
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_FILE_MODE = 0o600;
 
 export async function writePrivateFileAtomic(file: string, data: string): Promise<void> {
   const mode = (await existingMode(file)) ?? PRIVATE_FILE_MODE;

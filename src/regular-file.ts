@@ -1,13 +1,16 @@
 /**
- * Reading a file a user or a spec named, refusing anything but a regular file. Rules:
+ * Reading a file a user or a spec named (also the spec search and cache entries, through
+ * `readRegularFileSync`), refusing anything but a regular file. Rules:
  * - the file is opened non-blocking and checked with fstat before any read, so a FIFO is never
  *   waited on and a device (`/dev/zero`, also through a link) is never read;
  * - a folder, FIFO, socket or device is reported by what it is (`fileKind`), for messages like
  *   "… is not a regular file (a FIFO)";
  * - open errors (ENOENT, EACCES, …) are thrown as they are, for the caller to word.
  */
-import { constants, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
+
+const OPEN_NON_BLOCKING = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 /** What a non-regular file is, for messages. */
 export function fileKind(stats: Stats): string {
@@ -20,12 +23,32 @@ export function fileKind(stats: Stats): string {
 
 /** The text of `file` when it is a regular file; else what it is instead (rules above). */
 export async function readRegularText(file: string): Promise<{ text: string } | { kind: string }> {
-  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  const handle = await open(file, OPEN_NON_BLOCKING);
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return { kind: fileKind(stats) };
     return { text: await handle.readFile("utf8") };
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * `readRegularText` without waiting (for start-up paths that read many small files): the bytes
+ * of `file` when it is a regular file, else what it is instead, each with the file's stats.
+ * `check` sees a regular file's stats before any byte is read; it may throw to refuse the file.
+ */
+export function readRegularFileSync(
+  file: string,
+  check?: (stats: Stats) => void,
+): { bytes: Buffer; stats: Stats } | { kind: string; stats: Stats } {
+  const fd = openSync(file, OPEN_NON_BLOCKING);
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { kind: fileKind(stats), stats };
+    check?.(stats);
+    return { bytes: readFileSync(fd), stats };
+  } finally {
+    closeSync(fd);
   }
 }

@@ -11,7 +11,7 @@
 import { exitCodeForSignal } from "./exit-codes.js";
 
 /** The signals that end a run. */
-export const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 export interface SignalHandling {
   controller: AbortController;

@@ -21,7 +21,7 @@ import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
 
 /** How long past the deadline the main thread has to handle it itself. */
-export const GRACE_MS = 1000;
+const GRACE_MS = 1000;
 
 export interface Watchdog {
   disarm(): void;

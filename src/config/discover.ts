@@ -15,10 +15,10 @@
  *   only with a `yiem` property;
  * - `-c` names exactly one file (same regular-file rule, no search).
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, statSync, type Stats } from "node:fs";
+import { existsSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
-import { fileKind } from "../regular-file.js";
+import { readRegularFileSync } from "../regular-file.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
 
@@ -84,11 +84,19 @@ export function searchableFolder(stats: Pick<Stats, "uid" | "mode" | "isDirector
  */
 function readSpecText(file: string, cwd: string, missingOk: boolean): string | undefined {
   const fail = (reason: string) => new ConfigError(`config file ${displayPath(file, cwd)} ${reason}`, { file, key: missingOk ? undefined : "--config" });
-  let fd: number;
+  const refusePlanted = (stats: Stats) => {
+    if (missingOk && mayBePlanted(stats, statSync(path.dirname(file), { throwIfNoEntry: false }), process.getuid?.())) {
+      throw fail(
+        `belongs to another user (uid ${stats.uid}) and sits in a folder others can write to, so anyone could have put it there; yiem does not use it unless named with -c`,
+      );
+    }
+  };
+  let read: ReturnType<typeof readRegularFileSync>;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    read = readRegularFileSync(file, refusePlanted);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const { code, syscall } = error as NodeJS.ErrnoException;
+    if (syscall !== "open") throw error;
     if (code === "ENOENT" || code === "ENOTDIR") {
       if (missingOk) return undefined;
       throw fail("not found");
@@ -100,22 +108,10 @@ function readSpecText(file: string, cwd: string, missingOk: boolean): string | u
     if (code === "ENXIO") throw fail("is not a regular file (a socket)");
     throw fail(`cannot be read (${code})`);
   }
-  try {
-    const stats = fstatSync(fd);
-    if (stats.isDirectory()) {
-      if (missingOk) return undefined;
-      throw fail("is a folder");
-    }
-    if (!stats.isFile()) throw fail(`is not a regular file (${fileKind(stats)})`);
-    if (missingOk && mayBePlanted(stats, statSync(path.dirname(file), { throwIfNoEntry: false }), process.getuid?.())) {
-      throw fail(
-        `belongs to another user (uid ${stats.uid}) and sits in a folder others can write to, so anyone could have put it there; yiem does not use it unless named with -c`,
-      );
-    }
-    return readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
-  }
+  if ("bytes" in read) return read.bytes.toString("utf8");
+  if (!read.stats.isDirectory()) throw fail(`is not a regular file (${read.kind})`);
+  if (missingOk) return undefined;
+  throw fail("is a folder");
 }
 
 /**

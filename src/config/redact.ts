@@ -7,7 +7,7 @@
  */
 import type { ResolvedSpec } from "./types.js";
 
-export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
 
 /**
  * Names that carry credentials without a secret-looking word in them (case-insensitive):
@@ -17,7 +17,7 @@ export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
  * `*_PASS`, `*_PAT`), `*PASSPHRASE*`, cookies (`*COOKIE*`), and `AUTH` as a word of the name
  * (`NPM_AUTH*`, `npm_config__auth`, `DOCKER_AUTH_CONFIG`, `BASIC_AUTH`; not `GIT_AUTHOR_NAME`).
  */
-export const CREDENTIAL_NAME =
+const CREDENTIAL_NAME =
   /^(?:DATABASE_URL|SSH_AUTH_SOCK|GPG_AGENT_INFO|KRB5CCNAME)$|_DATABASE_URL$|_DSN$|CONNECTION_STRING|WEBHOOK|_PWD$|_PASS$|_PAT$|PASSPHRASE|COOKIE|^NPM_AUTH|(?:^|_)AUTH(?:_|$)/i;
 
 /** A URL with a password in it (`scheme://user:pass@host`, `redis://:pass@host`), anywhere in a value. */

@@ -5,8 +5,7 @@
  * must exist (the system prompt file a regular file: a FIFO or device is refused unread);
  * durations become milliseconds.
  */
-import { constants } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
 import { readRegularText } from "../regular-file.js";
@@ -39,7 +38,7 @@ export interface ResolveInput {
 
 const TOOL_EXECUTION_MODES: ToolExecutionMode[] = ["sequential", "parallel"];
 /** writeTool's folder when the spec names none (and writeTool is on): beside the spec, or in cwd. */
-export const DEFAULT_WRITE_TOOL_DIR = "generated-tools";
+const DEFAULT_WRITE_TOOL_DIR = "generated-tools";
 const LIMIT_FLAGS: Partial<Record<keyof Limits, string>> = {
   maxTurns: "--max-turns",
   toolTimeoutMs: "--tool-timeout",

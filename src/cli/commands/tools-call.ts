@@ -24,7 +24,7 @@ import { EXIT, exitCodeFor } from "../exit-codes.js";
 import { packageVersion } from "../main.js";
 import { printJson, printText } from "../output.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
-import { loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
+import { exitCodeForError, loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
 
 export async function callCommand(argv: Record<string, unknown>): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
@@ -111,14 +111,12 @@ async function reportFailure(
   error: unknown,
   ctx: { sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
 ): Promise<number> {
-  const name = (error as { name?: string } | null)?.name;
-  const usage = name === "UsageError" || name === "ConfigError" || name === "ToolDraftError";
   const message = ctx.redact(error instanceof Error ? error.message : String(error));
   if (ctx.mode === "none") reportUsageError(message);
   else ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
   if (ctx.debug && error instanceof Error && error.stack) ctx.sink.log(ctx.redact(error.stack));
   await ctx.sink.close();
-  return usage ? EXIT.usage : EXIT.failure;
+  return exitCodeForError(error);
 }
 
 /** Text parts joined by newlines; an image part as a short placeholder. */

@@ -78,9 +78,14 @@ export function shownPath(path: string | undefined): string {
 
 /** Exit code for an error that escaped a tools command, after reporting it on stderr. */
 export function reportCommandError(error: unknown, debug: boolean): number {
-  const name = (error as { name?: string } | null)?.name;
   const message = error instanceof Error ? error.message : String(error);
   reportUsageError(message);
   if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  return exitCodeForError(error);
+}
+
+/** Usage, config and draft errors are exit 2; anything else exit 1. */
+export function exitCodeForError(error: unknown): number {
+  const name = (error as { name?: string } | null)?.name;
   return name === "UsageError" || name === "ConfigError" || name === "ToolDraftError" ? EXIT.usage : EXIT.failure;
 }

@@ -69,7 +69,7 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
 }
 
 /** The spec's own writeToolDir, else the first tool folder that is not writeTool's default one, else `tools/`. */
-export function defaultNewToolDir(spec: ResolvedSpec): string {
+function defaultNewToolDir(spec: ResolvedSpec): string {
   if (spec.sources.writeToolDir === "spec" && spec.writeToolDir) return spec.writeToolDir;
   return spec.toolDirs.find((dir) => dir !== spec.writeToolDir) ?? resolve(spec.baseDir, "tools");
 }

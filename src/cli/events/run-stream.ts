@@ -15,6 +15,7 @@
  * - Nothing happens after the one `agentEnd`; emitting never throws.
  */
 import type { AgentEvent, StopReason } from "../../loop/types.js";
+import { addUsage, zeroUsage } from "../../loop/usage.js";
 import type { Usage } from "../../tools/types.js";
 
 export interface RunStream {
@@ -48,7 +49,7 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
   let seq = 0;
   let turns = 0;
   let toolCalls = 0;
-  const usage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  const usage = zeroUsage();
   let open: OpenTurn | null = null;
   let held: (AgentEvent & Record<string, unknown>) | null = null;
   let ended = false;
@@ -63,13 +64,11 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
   };
   const stamp = (body: Body): AgentEvent =>
     Object.assign({ type: body.type, runId, seq: ++seq, ts: new Date().toISOString() }, body) as unknown as AgentEvent;
+  /** The finished turns' usage plus the open turn's model usage. */
   const total = (): Usage => {
-    const extra = open?.usage;
-    return {
-      promptTokens: usage.promptTokens + (extra?.promptTokens ?? 0),
-      completionTokens: usage.completionTokens + (extra?.completionTokens ?? 0),
-      totalTokens: usage.totalTokens + (extra?.totalTokens ?? 0),
-    };
+    const sum = { ...usage };
+    addUsage(sum, open?.usage ?? undefined);
+    return sum;
   };
   const note = (event: Record<string, any>) => {
     switch (event.type) {
@@ -95,7 +94,7 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
         open?.done.add(event.toolCallId);
         break;
       case "turnEnd":
-        for (const key of ["promptTokens", "completionTokens", "totalTokens"] as const) usage[key] += Number(event.usage?.[key]) || 0;
+        addUsage(usage, event.usage);
         open = null;
         break;
     }
@@ -140,7 +139,7 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
           if (turn.done.has(call.id)) continue;
           safeWrite(stamp({ type: "toolCallRejected", turn: turn.turn, toolCallId: call.id, toolName: call.name, args: call.arguments, reason: `Not executed: ${error}` }));
         }
-        safeWrite(stamp({ type: "turnEnd", turn: turn.turn, toolResults: turn.calls.length, usage: turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 } }));
+        safeWrite(stamp({ type: "turnEnd", turn: turn.turn, toolResults: turn.calls.length, usage: turn.usage ?? zeroUsage() }));
       }
       held = stamp({
         type: "agentEnd",

@@ -13,7 +13,7 @@
 import { escapeJsonLineBreaks } from "./sanitize.js";
 
 /** Copies deeper than this are cut with a marker (JSON readers have limits too). */
-export const MAX_JSON_DEPTH = 200;
+const MAX_JSON_DEPTH = 200;
 
 /** One event as JSON, never throwing (see module rules). */
 export function serializeEvent(event: object): string {
