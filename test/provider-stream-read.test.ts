@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createOpenAIProvider } from "../src/provider/openai.js";
-import { SseParser, sseData } from "../src/provider/openai-stream.js";
+import { SseParser, sseData, StreamAssembler, StreamServerError } from "../src/provider/openai-stream.js";
 import type { ChatMessage, ModelRequest, ToolSpec } from "../src/provider/types.js";
 import { buildRequestBody, serializeRequestBody, serializeRequestBytes, type BodySettings } from "../src/provider/wire.js";
 import { preloadValidator, validateAgainstSchema } from "../src/tools/validate.js";
@@ -181,5 +181,26 @@ describe("preloadValidator", () => {
     const failures = await validateAgainstSchema(schema, args);
     expect(args).toMatchObject({ n: 42, mode: "fast" });
     expect(failures).toEqual(['when: must match format "date"']);
+  });
+});
+
+describe("error events inside a stream", () => {
+  const thrown = (data: string, event: string) => {
+    try {
+      new StreamAssembler(() => {}).pushData(data, event);
+    } catch (error) {
+      expect(error).toBeInstanceOf(StreamServerError);
+      return (error as Error).message;
+    }
+    throw new Error("no error thrown");
+  };
+
+  it("read the server's message from every JSON body shape, else keep the data as text", () => {
+    expect(thrown('{"error":{"message":"rate limited"}}', "error")).toBe("rate limited");
+    expect(thrown('{"message":"slot unavailable"}', "error")).toBe("slot unavailable");
+    expect(thrown('{"detail":"model is loading"}', "error")).toBe("model is loading");
+    expect(thrown('[{"error":{"message":"first of a list"}}]', "error")).toBe("first of a list");
+    expect(thrown("upstream closed\n", "error")).toBe("upstream closed");
+    expect(thrown("", "error")).toBe("(no error message)");
   });
 });

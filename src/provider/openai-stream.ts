@@ -15,6 +15,7 @@
 import type { AssistantMessage, FinishReason, ModelResponse, ReasoningFields, ToolCall } from "./types.js";
 import type { Usage } from "../tools/types.js";
 import { argumentsText, parseUsage, wireToolCallList, wireUsageOf, zeroUsage } from "./wire-response.js";
+import { errorText, jsonErrorText } from "./server-errors.js";
 
 /**
  * An incremental SSE reader: `push` decoded text as it arrives, `end` once the body ended; each
@@ -262,21 +263,10 @@ function mergeDetail(into: Loose, piece: Loose): void {
   }
 }
 
-/** The message of a server error object (`{message}`, `{error: …}`, or anything else, serialised). */
-export function errorText(error: unknown): string {
-  if (typeof error === "string") return error;
-  if (error && typeof error === "object") {
-    const loose = error as Loose;
-    if (typeof loose.message === "string") return loose.message;
-    if (loose.error !== undefined && loose.error !== null) return errorText(loose.error);
-  }
-  return JSON.stringify(error);
-}
-
-/** The text of an error event's data: the message of a JSON error, else the data itself. */
+/** The text of an error event's data: the message of a JSON error body (any shape server-errors.ts reads), else the data itself. */
 function errorPayloadText(data: string): string {
   try {
-    return errorText(JSON.parse(data));
+    return jsonErrorText(JSON.parse(data));
   } catch {
     return data.trim() || "(no error message)";
   }

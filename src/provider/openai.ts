@@ -26,9 +26,9 @@ import type { ChatMessage, ModelRequest, ModelResponse, Provider, RetryInfo } fr
 import { ModelError } from "./types.js";
 import { buildRequestBody, serializeRequestBytes, type BodySettings, type MaxTokensField } from "./wire.js";
 import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
-import { errorText, SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
+import { SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
 import { isRetryableStatus, retryDelayMs } from "./retry.js";
-import { describeErrorBody, describeNonJson, errorBodyOf, jsonOrText, keepingErrorBodies, refusesField, withHint } from "./server-errors.js";
+import { describeErrorBody, describeNonJson, errorBodyOf, errorText, jsonOrText, keepingErrorBodies, refusesField, withHint } from "./server-errors.js";
 import { markReasoning, reasoningFor, reasoningOrigin } from "./reasoning.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";

@@ -9,7 +9,6 @@
  *   URL points at a web page or proxy, not at an OpenAI-compatible API).
  * - Texts are cut at MAX_DETAIL_CHARS characters; of a non-JSON body only the start is read.
  */
-import { errorText } from "./openai-stream.js";
 
 const MAX_DETAIL_CHARS = 600;
 /** Only the start of a long non-JSON body is looked at. */
@@ -41,6 +40,17 @@ export function describeNonJson(body: string, contentType = ""): ServerErrorText
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1];
   const shown = collapse(decodeEntities(stripTags(title && title.trim() !== "" ? title : text)));
   return { detail: cut(shown === "" ? "(an HTML page)" : shown), hint: `the server answered with an HTML page, not JSON: ${BASE_URL_HINT}` };
+}
+
+/** The message of a server error object (`{message}`, `{error: …}`, or anything else, serialised). */
+export function errorText(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error && typeof error === "object") {
+    const loose = error as Record<string, unknown>;
+    if (typeof loose.message === "string") return loose.message;
+    if (loose.error !== undefined && loose.error !== null) return errorText(loose.error);
+  }
+  return JSON.stringify(error);
 }
 
 /** The error message inside a parsed JSON body. */
