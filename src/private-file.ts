@@ -3,16 +3,14 @@
  * (tools/atomic-write.ts); a new file gets mode 0600 (owner only: conversations may hold private
  * data); an existing file keeps its permission bits exactly, whatever the umask.
  */
-import { chmod, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { writeFileAtomic } from "./tools/atomic-write.js";
 
 const PRIVATE_FILE_MODE = 0o600;
 
 export async function writePrivateFileAtomic(file: string, data: string): Promise<void> {
   const mode = (await existingMode(file)) ?? PRIVATE_FILE_MODE;
-  await writeFileAtomic(file, data, { mode });
-  // open() applies the umask to the mode it is given; put the exact bits back.
-  if ((await existingMode(file)) !== mode) await chmod(file, mode);
+  await writeFileAtomic(file, data, { exactMode: mode });
 }
 
 /** The permission bits of `file`, or undefined when it does not exist. */
