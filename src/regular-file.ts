@@ -5,7 +5,8 @@
  *   waited on and a device (`/dev/zero`, also through a link) is never read;
  * - a folder, FIFO, socket or device is reported by what it is (`fileKind`), for messages like
  *   "… is not a regular file (a FIFO)";
- * - open errors (ENOENT, EACCES, …) are thrown as they are, for the caller to word.
+ * - a socket cannot even be opened (ENXIO): `readRegularText` reports it as "a socket" too;
+ * - other open errors (ENOENT, EACCES, …) are thrown as they are, for the caller to word.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
@@ -23,7 +24,13 @@ export function fileKind(stats: Stats): string {
 
 /** The text of `file` when it is a regular file; else what it is instead (rules above). */
 export async function readRegularText(file: string): Promise<{ text: string } | { kind: string }> {
-  const handle = await open(file, OPEN_NON_BLOCKING);
+  let handle;
+  try {
+    handle = await open(file, OPEN_NON_BLOCKING);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENXIO") return { kind: "a socket" };
+    throw error;
+  }
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return { kind: fileKind(stats) };

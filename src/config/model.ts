@@ -9,6 +9,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import { fileKind } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError } from "./errors.js";
 import type { SpecPath } from "./parse.js";
@@ -106,7 +107,8 @@ export async function resolveModel(
     if (scheme.scheme === "replay") {
       replayFile = path.resolve(origin.baseDir, scheme.file);
       const found = await stat(replayFile).catch(() => null);
-      if (!found?.isFile()) throw origin.fail(`replay file "${scheme.file}" not found (${replayFile})`);
+      if (!found) throw origin.fail(`replay file "${scheme.file}" not found (${replayFile})`);
+      if (!found.isFile()) throw origin.fail(`replay file "${scheme.file}" is not a regular file (${fileKind(found)}; ${replayFile})`);
       name = `replay:${replayFile}`;
     }
   } else if (requireModel) {
