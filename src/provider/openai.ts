@@ -22,14 +22,14 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
-import type { ChatMessage, ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
+import type { ModelRequest, ModelResponse, Provider, RetryInfo } from "./types.js";
 import { ModelError } from "./types.js";
 import { buildRequestBody, serializeRequestBytes, type BodySettings, type MaxTokensField } from "./wire.js";
 import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
 import { SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
 import { isRetryableStatus, retryDelayMs } from "./retry.js";
-import { describeErrorBody, describeNonJson, errorBodyOf, errorText, jsonOrText, keepingErrorBodies, refusesField, withHint } from "./server-errors.js";
-import { markReasoning, reasoningFor, reasoningOrigin } from "./reasoning.js";
+import { describeErrorBody, describeNonJson, errorBodyOf, errorText, jsonOrText, keepingErrorBodies, namesStreamOptions, refusesField, withHint } from "./server-errors.js";
+import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin } from "./reasoning.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
@@ -137,7 +137,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         if (request.signal.aborted) throw abortedError(where);
         const failure = toAttemptError(error, timeoutMs, emitted.chars, sdk);
         const message = redact(failure.message);
-        if (stream && streamUsage === "auto" && settings.streamUsage && refusesStreamOptions(failure)) {
+        if (stream && streamUsage === "auto" && settings.streamUsage && namesStreamOptions(failure.status, failure.body ?? failure.message)) {
           settings.streamUsage = false;
           body = { json: serializeRequestBytes(settings, messages, request.tools), stream };
           uncounted++;
@@ -375,15 +375,6 @@ function classify(error: unknown, timeoutMs: number, sdk: OpenAI): AttemptError 
     return new AttemptError(`connection failed: ${rootCauseText(error)}`, null, true);
   }
   return new AttemptError(error instanceof Error ? error.message : String(error), null, false);
-}
-
-/** Whether a failure is the server refusing `stream_options` (400/422 naming it). */
-function refusesStreamOptions(failure: AttemptError): boolean {
-  return (failure.status === 400 || failure.status === 422) && /stream_options/.test(failure.body ?? failure.message);
-}
-
-function carriesReasoning(messages: ChatMessage[]): boolean {
-  return messages.some((m) => m.role === "assistant" && m.reasoning !== undefined);
 }
 
 /** The innermost cause's message, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */

@@ -51,3 +51,8 @@ function withoutReasoning(message: AssistantMessage): AssistantMessage {
   stripped.set(message, copy);
   return copy;
 }
+
+/** Whether any assistant turn of `messages` carries reasoning. */
+export function carriesReasoning(messages: ChatMessage[]): boolean {
+  return messages.some((m) => m.role === "assistant" && m.reasoning !== undefined);
+}

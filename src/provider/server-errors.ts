@@ -90,6 +90,11 @@ export function keepingErrorBodies(custom?: typeof globalThis.fetch): typeof glo
   };
 }
 
+/** Whether an error is a 400/422 that names `stream_options` (any wording: the resend is cheap). */
+export function namesStreamOptions(status: number | null, text: string): boolean {
+  return (status === 400 || status === 422) && /stream_options/.test(text);
+}
+
 /**
  * Whether an error (status and body text) is the server refusing a request field named `field…`:
  * a 400 or 422 whose text names it next to words like unsupported, unknown, extra, not permitted.
