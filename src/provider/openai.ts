@@ -125,42 +125,43 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     let body: RequestBody = { json: serializeRequestBytes(settings, messages, request.tools), stream };
     const sdk = await getClient();
     /** `model at baseURL` for error messages. */
-    const where = origin;
     /** Attempts that do not count against maxRetries (the one resend without stream_options or reasoning). */
     let uncounted = 0;
     for (let attempt = 0; ; attempt++) {
-      if (request.signal.aborted) throw abortedError(where);
+      if (request.signal.aborted) throw abortedError(origin);
       const emitted = { chars: 0 };
       try {
         return markReasoning(await runAttempt(sdk, body, request, timeoutMs, emitted), origin);
       } catch (error) {
-        if (request.signal.aborted) throw abortedError(where);
+        if (request.signal.aborted) throw abortedError(origin);
         const failure = toAttemptError(error, timeoutMs, emitted.chars, sdk);
         const message = redact(failure.message);
-        if (stream && streamUsage === "auto" && settings.streamUsage && namesStreamOptions(failure.status, failure.body ?? failure.message)) {
+        // A refused optional field: send once more without it, at once and not counted as a retry.
+        const refusal = failure.body ?? failure.message;
+        let dropped: string | undefined;
+        if (stream && streamUsage === "auto" && settings.streamUsage && namesStreamOptions(failure.status, refusal)) {
           settings.streamUsage = false;
-          body = { json: serializeRequestBytes(settings, messages, request.tools), stream };
-          uncounted++;
-          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without stream_options)` });
-          continue;
-        }
-        if (sendReasoning && carriesReasoning(messages) && refusesField(failure.status, failure.body ?? failure.message, "reasoning")) {
+          dropped = "stream_options";
+        } else if (sendReasoning && carriesReasoning(messages) && refusesField(failure.status, refusal, "reasoning")) {
           sendReasoning = false;
           messages = reasoningFor(request.messages, "");
+          dropped = "reasoning fields";
+        }
+        if (dropped !== undefined) {
           body = { json: serializeRequestBytes(settings, messages, request.tools), stream };
           uncounted++;
-          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without reasoning fields)` });
+          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without ${dropped})` });
           continue;
         }
         if (!failure.retryable || attempt - uncounted >= maxRetries) {
           const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
           const hint = failure.status === 401 && !apiKey ? " (no API key is set: set OPENAI_API_KEY, or name the variable in model.apiKeyEnv)" : "";
-          throw new ModelError(`Model request to ${where} failed: ${message}${tries}${hint}`, failure.status);
+          throw new ModelError(`Model request to ${origin} failed: ${message}${tries}${hint}`, failure.status);
         }
         const info: RetryInfo = { attempt: attempt + 1, delayMs: retryDelayMs(attempt + 1, failure.headers), status: failure.status, message };
         request.onRetry?.(info);
         await sleep(info.delayMs, undefined, { signal: request.signal }).catch(() => {
-          throw abortedError(where);
+          throw abortedError(origin);
         });
       }
     }
