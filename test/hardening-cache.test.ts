@@ -62,6 +62,13 @@ function source(relative: string, text: string): string {
   return file;
 }
 
+/** Writes the project `p/` with a spec named `name`; returns a loader of it through `config`. */
+function specProject(name: string): (config: typeof import("../src/config/load.js")) => ReturnType<typeof import("../src/config/load.js").loadSpec> {
+  source("p/package.json", "{}");
+  source("p/agent.config.yaml", `name: ${name}\nmodel: m\n`);
+  return (config) => config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false });
+}
+
 const sucraseVersion = () => String(JSON.parse(readFileSync(path.join(packageRoot(), "node_modules", "sucrase", "package.json"), "utf8")).version);
 
 /** Compiled code that, when the loader runs it, writes `marker` and exports `origin: "evil"`. */
@@ -166,9 +173,8 @@ describe("spec cache: planted or edited entries are ignored", () => {
   });
 
   it("an entry whose body was edited (signature kept) is ignored", async () => {
-    source("p/package.json", "{}");
-    source("p/agent.config.yaml", "name: good\nmodel: m\n");
-    const load = async () => (await fresh()).config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false });
+    const loadWith = specProject("good");
+    const load = async () => loadWith((await fresh()).config);
     expect((await load()).name).toBe("good");
     const specs = path.join(cacheDir, "specs");
     for (const name of readdirSync(specs).filter((n) => n.endsWith(".json"))) {
@@ -189,9 +195,7 @@ describe("cache folders: only the user's own, not writable by others", () => {
       const before = readdirSync(cacheDir).sort();
       const { modules, config } = await fresh();
       expect((await modules.importModule(file)).origin).toBe("real");
-      source("p/package.json", "{}");
-      source("p/agent.config.yaml", "name: good\nmodel: m\n");
-      expect((await config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false })).name).toBe("good");
+      expect((await specProject("good")(config)).name).toBe("good");
       await flushed();
       expect(readdirSync(cacheDir).sort()).toEqual(before);
       expect(existsSync(path.join(root, "MARKER"))).toBe(false);
@@ -223,9 +227,7 @@ describe("cache folders: only the user's own, not writable by others", () => {
     const file = source("tools/t.ts", 'export const origin: string = "real";\n');
     const { modules, config } = await fresh();
     expect((await modules.importModule(file)).origin).toBe("real");
-    source("p/package.json", "{}");
-    source("p/agent.config.yaml", "name: good\nmodel: m\n");
-    expect((await config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false })).name).toBe("good");
+    expect((await specProject("good")(config)).name).toBe("good");
     await flushed();
     expect(readdirSync(elsewhere)).toEqual([]);
   });
@@ -333,10 +335,9 @@ describe("pruning", () => {
     writeFileSync(stale, "{}");
     const longAgo = new Date(Date.now() - 40 * DAY);
     utimesSync(stale, longAgo, longAgo);
-    source("p/package.json", "{}");
-    source("p/agent.config.yaml", "name: fresh\nmodel: m\n");
+    const load = specProject("fresh");
     const { config } = await fresh();
-    expect((await config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false })).name).toBe("fresh");
+    expect((await load(config)).name).toBe("fresh");
     expect(existsSync(stale)).toBe(false);
     expect(readdirSync(specs).length).toBeGreaterThan(0);
   });
