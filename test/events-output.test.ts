@@ -39,7 +39,7 @@ describe("printResult", () => {
     expect(tty.text()).toBe("ab\n\tc\n");
   });
 
-  it("json: one line with exactly the contract's fields", async () => {
+  it("json: one line with exactly the documented keys, null where nothing applies", async () => {
     const out = captureStream();
     await printResult(result, "json", out.stream);
     const text = out.text();
@@ -53,7 +53,16 @@ describe("printResult", () => {
       toolCalls: 1,
       usage: { promptTokens: 120, completionTokens: 30, totalTokens: 150 },
       durationMs: 812,
+      finishReason: null,
+      error: null,
+      exitCode: 0,
     });
+  });
+
+  it("json: carries the exit code it is given (a signal, a failed side file)", async () => {
+    const out = captureStream();
+    await printResult({ ...result, stopReason: "aborted" }, "json", out.stream, 143);
+    expect(JSON.parse(out.text())).toMatchObject({ stopReason: "aborted", exitCode: 143 });
   });
 
   it("json: adds error for a failed run and never the conversation", async () => {

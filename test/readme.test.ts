@@ -117,6 +117,16 @@ describe("README.md", () => {
     for (const link of links) expect(existsSync(join(repoRoot, link.split("#")[0])), link).toBe(true);
   });
 
+  it("its cron and CI snippets run the local binary, never a bare `npx yiem` that could fetch from the registry", () => {
+    const section = readme.slice(readme.indexOf("## Cron and CI"), readme.indexOf("\n## ", readme.indexOf("## Cron and CI") + 3));
+    const shell = fences(section).filter(isShell);
+    expect(shell.length).toBeGreaterThan(0);
+    for (const fence of shell) {
+      expect(fence.body).toMatch(/npx --no-install yiem |\.\/node_modules\/\.bin\/yiem /);
+      expect(fence.body).not.toMatch(/npx yiem/);
+    }
+  });
+
   it("names in its cron example the exit codes the CLI really uses", async () => {
     const { EXIT } = await import("../src/cli/exit-codes.js");
     for (const code of Object.values(EXIT)) expect(readme).toContain(`\`${code}\``);

@@ -1,5 +1,6 @@
 /** User-facing errors of the CLI: a usage or config problem is exit 2 with one clear message. */
 import { randomUUID } from "node:crypto";
+import { printResultJsonSync, unfinishedResult } from "./output.js";
 
 /** A problem with how yiem was called (flags, prompt, files named on the command line). */
 export class UsageError extends Error {
@@ -9,12 +10,16 @@ export class UsageError extends Error {
 /**
  * Writes a usage error to stderr before any event sink exists: `yiem: message` as text, or, for
  * commands whose stderr is an event stream in ndjson mode, one `agentEnd` event (stopReason error).
+ * With `result` (`yiem run --output json`), stdout also gets the run's one JSON result, with the
+ * same runId and the given exit code.
  */
-export function reportUsageError(message: string, format: "text" | "ndjson" = "text"): void {
+export function reportUsageError(message: string, format: "text" | "ndjson" = "text", result?: { exitCode: number }): void {
+  const runId = randomUUID();
+  if (result) printResultJsonSync(unfinishedResult({ runId, stopReason: "error", error: message }), result.exitCode);
   if (format === "ndjson") {
     const event = {
       type: "agentEnd",
-      runId: randomUUID(),
+      runId,
       seq: 1,
       ts: new Date().toISOString(),
       stopReason: "error",

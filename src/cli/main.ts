@@ -12,6 +12,7 @@ import { reportUsageError } from "./errors.js";
 import { COMPLETION_HELP, withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
+import { STDIN_MARK } from "./stdin-mark.js";
 
 export function packageVersion(): string {
   const file = join(packageRoot(), "package.json");
@@ -69,6 +70,9 @@ export function withCommonOptions<T>(y: Argv<T>) {
 export async function main(args: string[]): Promise<void> {
   if (args[0] === "run") await tuneV8ForRun();
   if (args[0] === "completion") args = completionArgs(args.slice(1));
+  // `yiem run … -- WORDS`: every word after `--` is a prompt word, never a flag (yargs drops them).
+  const { options: optionArgs, rest: promptAfterDashes } = splitAtDashes(args);
+  args = optionArgs;
   const yargs = loadYargs();
   const cli = yargs(joinDashValues(args))
     .scriptName("yiem")
@@ -92,6 +96,7 @@ export async function main(args: string[]): Promise<void> {
         .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })
         .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
         .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
+        .option("stdin", { type: "boolean", describe: "Wait for stdin to end, with no grace (--no-stdin: never read it)" })
         .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" }),
     )
     .command(
@@ -122,16 +127,17 @@ export async function main(args: string[]): Promise<void> {
     .fail((message, error) => {
       if (error instanceof Error && error.name !== "YError") throw error;
       const text = message ?? error?.message ?? "invalid usage";
-      reportUsageError(describeUsageError(text, args, commandShape(cli)), usageErrorFormat(args));
+      reportUsageError(describeUsageError(text, args, commandShape(cli)), usageErrorFormat(args), jsonResult(args, EXIT.usage));
       process.exit(EXIT.usage);
     });
   withRootHelp(cli);
   skipHelpCache(cli);
   const argv = (await cli.parseAsync()) as Record<string, unknown>;
+  if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const load = COMMANDS[String((argv._ as unknown[])[0])];
   if (!load) {
     // yargs' strict mode rejects unknown commands before this point.
-    reportUsageError(`unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args));
+    reportUsageError(`unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args), jsonResult(args, EXIT.usage));
     process.exit(EXIT.usage);
   }
   const { handler } = await load();
@@ -139,7 +145,7 @@ export async function main(args: string[]): Promise<void> {
   // commands with an event stream register their own, more precise watcher (see drain.ts).
   const { onEventLoopDrained, DRAINED_HINT } = await import("./drain.js");
   const stopWatching = onEventLoopDrained(() => {
-    reportUsageError(`the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args));
+    reportUsageError(`the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args), jsonResult(args, EXIT.failure));
     process.exit(EXIT.failure);
   });
   let code: number;
@@ -194,6 +200,27 @@ function completionArgs(rest: string[]): string[] {
   return ["completion"];
 }
 
+/**
+ * For `yiem run`: the arguments before the first `--`, and the words after it (prompt words
+ * whatever they look like: `--- a/file`, `-5 is cold?`, `-`). Other commands take no free text.
+ * A lone `-` before `--` (not a flag's value) is the stdin word: yargs would drop it, so it is
+ * passed on as STDIN_MARK, which no real argument can equal (argv strings cannot hold NUL).
+ */
+function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
+  if (args[0] !== "run") return { options: args };
+  const at = args.indexOf("--");
+  const options = (at < 0 ? args : args.slice(0, at)).map((arg, i, all) =>
+    arg === "-" && !takesValue(all[i - 1]) ? STDIN_MARK : arg);
+  return at < 0 ? { options } : { options, rest: args.slice(at + 1) };
+}
+
+/** `yiem run`'s flags that take no value; every other flag's next word is its value. */
+const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--no-stdin", "--help", "-h", "--no-debug", "--no-dry-run"]);
+
+function takesValue(previous: string | undefined): boolean {
+  return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !RUN_BOOLEAN_FLAGS.has(previous);
+}
+
 /** `--args -` (stdin) as `--args=-`: yargs would otherwise read the lone `-` as a positional. */
 function joinDashValues(args: string[]): string[] {
   const out: string[] = [];
@@ -213,9 +240,20 @@ function joinDashValues(args: string[]): string[] {
 function usageErrorFormat(args: string[]): "ndjson" | "text" {
   const eventsCommand = args[0] === "run" || (args[0] === "tools" && args[1] === "call");
   if (!eventsCommand) return "text";
-  const flag = args.findIndex((a) => a === "--events" || a.startsWith("--events="));
-  const mode = flag < 0 ? undefined : args[flag].includes("=") ? args[flag].split("=")[1] : args[flag + 1];
+  const mode = flagValue(args, "--events");
   return (mode ?? (process.stderr.isTTY ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
+}
+
+/** For `yiem run --output json`: a usage error still prints the one JSON result (cli/output.ts). */
+function jsonResult(args: string[], exitCode: number): { exitCode: number } | undefined {
+  return args[0] === "run" && flagValue(args, "--output") === "json" ? { exitCode } : undefined;
+}
+
+/** The value given to `flag` (`--flag V` or `--flag=V`), read before yargs has parsed anything. */
+function flagValue(args: string[], flag: string): string | undefined {
+  const at = args.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+  if (at < 0) return undefined;
+  return args[at].includes("=") ? args[at].slice(flag.length + 1) : args[at + 1];
 }
 
 function registerToolsCommands<T>(y: Argv<T>) {

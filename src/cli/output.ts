@@ -5,9 +5,9 @@
  * - `run --output text`: the final assistant text followed by one newline; nothing at all when
  *   the text is empty (a run that ended without an answer: the exit code and the events say why).
  *   The text is printed whatever the stop reason, since `RunResult.text` is only set for an answer.
- * - `run --output json`: one JSON object on one line,
- *   `{runId, text, stopReason, turns, toolCalls, usage, durationMs}` plus `error` when the run
- *   failed, then a newline.
+ * - `run --output json`: exactly one JSON object on one line on every path, also when the run could
+ *   not start (a usage or spec error) or was ended from outside the loop; every key is always
+ *   present (ResultJson says when one is null), then a newline.
  * - Text goes out byte for byte when stdout is a pipe or a file; on a terminal it is passed through
  *   `sanitizeForTerminal` (model and tool text is untrusted). JSON on a terminal has its C1
  *   controls escaped, which keeps it valid JSON; JSON anywhere has U+0085/U+2028/U+2029 escaped,
@@ -15,31 +15,42 @@
  * - Every function resolves once the stream has accepted the bytes. A reader that went away
  *   (EPIPE, e.g. `| head`) is not an error: the output is simply dropped.
  */
+import { writeSync } from "node:fs";
+import { isatty } from "node:tty";
 import type { RunResult } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
+import { exitCodeFor } from "./exit-codes.js";
 import { escapeJsonForTerminal, escapeJsonLineBreaks, sanitizeForTerminal } from "./events/sanitize.js";
 
 export type OutputFormat = "text" | "json";
 
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json"];
 
-/** The `--output json` object. */
+/** The `--output json` object (docs/cli.md, "stdout: the result"). Every key is always present. */
 export interface ResultJson {
+  /** The run's id, as in its events. */
   runId: string;
+  /** The final answer; "" when the run ended without one. */
   text: string;
   stopReason: RunResult["stopReason"];
+  /** The last model response's finish_reason; null when no response arrived. */
+  finishReason: string | null;
   turns: number;
   toolCalls: number;
   usage: Usage;
   durationMs: number;
-  error?: string;
+  /** What went wrong; null when nothing did. */
+  error: string | null;
+  /** The process's exit code (docs/reliability.md). */
+  exitCode: number;
 }
 
-export function resultToJson(result: RunResult): ResultJson {
-  const json: ResultJson = {
+export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(result.stopReason)): ResultJson {
+  return {
     runId: result.runId,
     text: result.text,
     stopReason: result.stopReason,
+    finishReason: result.finishReason ?? null,
     turns: result.turns,
     toolCalls: result.toolCalls,
     usage: {
@@ -48,9 +59,34 @@ export function resultToJson(result: RunResult): ResultJson {
       totalTokens: result.usage.totalTokens,
     },
     durationMs: result.durationMs,
+    error: result.error ?? null,
+    exitCode,
   };
-  if (result.error !== undefined) json.error = result.error;
-  return json;
+}
+
+/** The result of a run that ended before or outside the loop: no answer, the given outcome. */
+export function unfinishedResult(outcome: Pick<RunResult, "runId" | "stopReason" | "error"> & Partial<Pick<RunResult, "turns" | "toolCalls" | "usage" | "durationMs">>): RunResult {
+  return {
+    text: "",
+    turns: 0,
+    toolCalls: 0,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    durationMs: 0,
+    messages: [],
+    ...outcome,
+  };
+}
+
+/**
+ * The JSON result written at once, for an exit that cannot wait for a stream (a second signal,
+ * the watchdog, a usage error before anything else started). Never throws.
+ */
+export function printResultJsonSync(result: RunResult, exitCode: number): void {
+  try {
+    writeSync(1, jsonLine(resultToJson(result, exitCode), isatty(1), undefined));
+  } catch {
+    // stdout is gone: nothing to add
+  }
 }
 
 /** Prints a run's result in the chosen format (see module rules). */
@@ -58,8 +94,9 @@ export function printResult(
   result: RunResult,
   format: OutputFormat,
   stream: NodeJS.WritableStream = process.stdout,
+  exitCode: number = exitCodeFor(result.stopReason),
 ): Promise<void> {
-  if (format === "json") return writeJsonLine(resultToJson(result), stream, undefined);
+  if (format === "json") return writeJsonLine(resultToJson(result, exitCode), stream, undefined);
   if (result.text === "") return Promise.resolve();
   return writeOut(stream, `${forTerminal(result.text, stream)}\n`);
 }
@@ -86,8 +123,13 @@ export function printText(text: string, stream: NodeJS.WritableStream = process.
 }
 
 function writeJsonLine(value: unknown, stream: NodeJS.WritableStream, indent: number | undefined): Promise<void> {
+  return writeOut(stream, jsonLine(value, isTTY(stream), indent));
+}
+
+/** `value` as JSON and a newline, escaped for where it goes (see module rules). */
+function jsonLine(value: unknown, tty: boolean, indent: number | undefined): string {
   const json = JSON.stringify(value, null, indent || undefined) ?? "null";
-  return writeOut(stream, `${isTTY(stream) ? escapeJsonForTerminal(json) : escapeJsonLineBreaks(json)}\n`);
+  return `${tty ? escapeJsonForTerminal(json) : escapeJsonLineBreaks(json)}\n`;
 }
 
 function forTerminal(text: string, stream: NodeJS.WritableStream): string {

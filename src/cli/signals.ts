@@ -17,6 +17,11 @@ export interface SignalHandling {
   controller: AbortController;
   /** The first signal received, if any. */
   readonly received: NodeJS.Signals | null;
+  /**
+   * Handles `signal` as if it had arrived (e.g. SIGHUP when the parent process is gone), with
+   * `reason` as the abort reason (default: "received SIGNAL").
+   */
+  raise(signal: NodeJS.Signals, reason?: unknown): void;
 }
 
 /** Called with the signal on a second interrupt, just before exiting (e.g. to kill child groups). */
@@ -29,7 +34,7 @@ export function beforeForcedExit(callback: (signal: NodeJS.Signals) => void): vo
 export function installSignalHandlers(): SignalHandling {
   const controller = new AbortController();
   let received: NodeJS.Signals | null = null;
-  const handle = (signal: NodeJS.Signals) => {
+  const handle = (signal: NodeJS.Signals, reason?: unknown) => {
     if (received) {
       for (const callback of onForcedExit) {
         try {
@@ -41,11 +46,12 @@ export function installSignalHandlers(): SignalHandling {
       process.exit(exitCodeForSignal(received));
     }
     received = signal;
-    controller.abort(new Error(`received ${signal}`));
+    controller.abort(reason ?? new Error(`received ${signal}`));
   };
-  for (const signal of HANDLED_SIGNALS) process.on(signal, handle);
+  for (const signal of HANDLED_SIGNALS) process.on(signal, (received: NodeJS.Signals) => handle(received));
   return {
     controller,
+    raise: handle,
     get received() {
       return received;
     },

@@ -1,14 +1,24 @@
 /**
- * Reading the prompt's stdin part. Rules (CONTRACT §4):
- * - stdin is read only when it is a pipe, a file or a socket; never a TTY, never when closed;
- * - with no prompt argument, stdin is read to its end;
- * - with a prompt argument, stdin is read too, but when it yields neither data nor end-of-file
- *   within the grace period it is ignored, so an inherited pipe that never closes cannot hang.
+ * Reading the prompt's stdin part. Rules (CONTRACT §4, docs/cli.md "The prompt and stdin"):
+ * - `auto` (the default): stdin is read only when it is a pipe, a file or a socket; never a TTY,
+ *   never when closed. With no prompt words it is read to its end. With prompt words, a pipe that
+ *   yields neither data nor end-of-file within the grace (STDIN_GRACE_MS) is ignored, so an
+ *   inherited pipe that never writes cannot hang a run; the caller reports that as a warning.
+ * - `wait` (`--stdin`, or a prompt word `-`): stdin is read to its end with no grace, also from a
+ *   terminal (until Ctrl-D); only the run's deadline or a signal bounds the wait.
+ * - `never` (`--no-stdin`): stdin is not touched.
+ * - Once the first byte has arrived, stdin is always read to its end, however long it pauses.
  */
 import { fstatSync } from "node:fs";
 
-/** How long a prompt-given run waits for piped stdin to show any sign of life. */
-export const STDIN_GRACE_MS = 1000;
+/**
+ * How long a prompt-given run waits for piped stdin to show any sign of life: long enough for a
+ * slow producer's first output (`git diff main...HEAD` on a large repository, `kubectl logs`),
+ * short enough that an inherited pipe that never writes costs a cron job only a few seconds.
+ */
+export const STDIN_GRACE_MS = 5000;
+
+export type StdinMode = "auto" | "wait" | "never";
 
 export function stdinIsReadable(fd = 0): boolean {
   try {
@@ -19,26 +29,56 @@ export function stdinIsReadable(fd = 0): boolean {
   }
 }
 
+/** True when fd 0 is an open terminal (a `--stdin` read then waits for Ctrl-D). */
+function stdinIsTerminal(fd = 0): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice() && process.stdin.isTTY === true;
+  } catch {
+    return false;
+  }
+}
+
 export interface ReadStdinOptions {
-  /** When set, give up (returning null) if nothing at all arrives within this many ms. */
+  /** When set, give up (returning `ignored`) if nothing at all arrives within this many ms. */
   graceMs?: number;
+  /** `wait` also reads a terminal; `never` reads nothing. Default `auto`. */
+  mode?: StdinMode;
+  /** Called once if stdin has not ended after `waitingAfterMs` (e.g. to tell a person why nothing happens). */
+  onWaiting?: () => void;
+  waitingAfterMs?: number;
   stream?: NodeJS.ReadStream;
 }
 
-/** stdin's whole text, or null when stdin is not to be read (TTY, closed, or silent past the grace). */
-export async function readStdin(options: ReadStdinOptions = {}): Promise<string | null> {
+export type StdinResult =
+  /** stdin was read to its end. */
+  | { kind: "text"; text: string }
+  /** stdin was not read: a TTY in `auto`, closed, or `never`. */
+  | { kind: "none" }
+  /** stdin sent nothing within the grace and was left unread. */
+  | { kind: "ignored"; graceMs: number };
+
+/** Reads stdin by the module rules. */
+export async function readStdin(options: ReadStdinOptions = {}): Promise<StdinResult> {
+  const mode = options.mode ?? "auto";
+  if (mode === "never") return { kind: "none" };
   const stream = options.stream ?? process.stdin;
-  if (!options.stream && !stdinIsReadable()) return null;
+  if (!options.stream && !stdinIsReadable() && !(mode === "wait" && stdinIsTerminal())) return { kind: "none" };
+  const graceMs = mode === "wait" ? undefined : options.graceMs;
   return new Promise((resolvePromise, rejectPromise) => {
     const chunks: Buffer[] = [];
     let sawActivity = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = (value: string | null) => {
-      if (timer) clearTimeout(timer);
+    let grace: NodeJS.Timeout | undefined;
+    let waiting: NodeJS.Timeout | undefined;
+    const stopTimers = () => {
+      if (grace) clearTimeout(grace);
+      if (waiting) clearTimeout(waiting);
+    };
+    const finish = (value: StdinResult) => {
+      stopTimers();
       stream.off("data", onData);
       stream.off("end", onEnd);
       stream.off("error", onError);
-      if (value === null) {
+      if (value.kind === "ignored") {
         stream.pause();
         // Let the process exit although the pipe stays open.
         (stream as unknown as { unref?: () => void }).unref?.();
@@ -48,32 +88,45 @@ export async function readStdin(options: ReadStdinOptions = {}): Promise<string 
     };
     const onData = (chunk: Buffer) => {
       sawActivity = true;
-      if (timer) {
-        clearTimeout(timer);
-        timer = undefined;
+      if (grace) {
+        clearTimeout(grace);
+        grace = undefined;
       }
       chunks.push(chunk);
     };
-    const onEnd = () => finish(Buffer.concat(chunks).toString("utf8"));
+    const onEnd = () => finish({ kind: "text", text: Buffer.concat(chunks).toString("utf8") });
     const onError = (error: Error) => {
-      if (timer) clearTimeout(timer);
+      stopTimers();
       rejectPromise(error);
     };
     stream.on("data", onData);
     stream.once("end", onEnd);
     stream.once("error", onError);
-    if (options.graceMs !== undefined) {
-      timer = setTimeout(() => {
-        if (!sawActivity) finish(null);
-      }, options.graceMs);
+    if (graceMs !== undefined) {
+      grace = setTimeout(() => {
+        if (!sawActivity) finish({ kind: "ignored", graceMs });
+      }, graceMs);
+    }
+    if (options.onWaiting) {
+      waiting = setTimeout(options.onWaiting, options.waitingAfterMs ?? 1000);
+      waiting.unref();
     }
   });
 }
 
-/** Joins the prompt words and piped context the way `git diff | yiem run "review this"` expects. */
-export function composePrompt(words: string[], stdinText: string | null): string {
-  const prompt = words.join(" ").trim();
+/**
+ * Joins the prompt words and piped context the way `git diff | yiem run "review this"` expects:
+ * the words, a blank line, then stdin (trailing whitespace trimmed). With `stdinAt` (the index of
+ * the `-` word), stdin goes there instead, set off by blank lines from the words around it.
+ */
+export function composePrompt(words: string[], stdinText: string | null, stdinAt?: number): string {
   const context = stdinText?.replace(/\s+$/, "") ?? "";
+  if (stdinAt !== undefined) {
+    const before = words.slice(0, stdinAt).join(" ").trim();
+    const after = words.slice(stdinAt + 1).join(" ").trim();
+    return [before, context, after].filter((part) => part !== "").join("\n\n");
+  }
+  const prompt = words.join(" ").trim();
   if (prompt && context) return `${prompt}\n\n${context}`;
   return prompt || context;
 }

@@ -27,7 +27,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const isToolAllowed = options.isToolAllowed ?? (() => true);
   const registry = options.registry ?? defaultToolRegistry;
   const hooks = options.hooks ?? {};
-  const started = performance.now();
+  const started = options.startedAt ?? performance.now();
   const messages: ChatMessage[] = [...options.messages];
   const usage = zeroUsage();
   let turns = 0;

@@ -104,7 +104,12 @@ export interface RunAgentOptions {
   onEvent?: EventSink;
   runId?: string;
   /** Emitted as `warning` events right after `agentStart` (e.g. tool files that failed to load). */
-  startWarnings?: Array<{ message: string; path?: string }>;
+  startWarnings?: Array<{ message: string; path?: string; code?: WarningCode }>;
+  /**
+   * When the run began for its caller, as a `performance.now()` time (e.g. before the CLI read
+   * stdin); `durationMs` counts from it. Default: when runAgent is called.
+   */
+  startedAt?: number;
   /** Extra agentStart fields. */
   configPath?: string | null;
   yiemVersion?: string;
@@ -122,6 +127,8 @@ export interface RunResult {
   /** The whole conversation, including the initial messages. */
   messages: ChatMessage[];
   error?: string;
+  /** The last model response's finish_reason (`stop`, `tool_calls`, `length` …), if one arrived. */
+  finishReason?: string;
 }
 
 // ---- events ----
@@ -179,7 +186,7 @@ export type AgentEventBody =
     }
   | { type: "retry"; attempt: number; delayMs: number; status: number | null; message: string }
   | { type: "turnEnd"; turn: number; toolResults: number; usage: Usage }
-  | { type: "warning"; message: string; path?: string }
+  | { type: "warning"; message: string; path?: string; code?: WarningCode }
   | {
       type: "agentEnd";
       stopReason: StopReason;
@@ -189,6 +196,12 @@ export type AgentEventBody =
       durationMs: number;
       error?: string;
     };
+
+/**
+ * A machine-readable name for a `warning`, for the ones a script may want to act on:
+ * `stdinIgnored`: piped stdin sent nothing within the grace and the run went on without it.
+ */
+export type WarningCode = "stdinIgnored";
 
 export type AgentEvent = AgentEventBody & EventBase;
 export type AgentEventType = AgentEvent["type"];

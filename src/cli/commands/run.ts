@@ -24,15 +24,17 @@ import { RunStop, runStopOf, untilAborted } from "../../loop/abort.js";
 import type { AgentEvent, RunResult, StopReason } from "../../loop/types.js";
 import type { ChatMessage, Provider } from "../../provider/types.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
-import { createRunStream, type RunStream } from "../events/run-stream.js";
+import { createRunStream, withFailure, type RunStream } from "../events/run-stream.js";
+import { printResultJsonSync, unfinishedResult } from "../output.js";
 import { toJsonSafe } from "../events/serialize.js";
 import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { packageVersion } from "../main.js";
 import { loadRegistry, loadSpecFromArgv } from "../setup.js";
-import { composePrompt, readStdin, STDIN_GRACE_MS } from "../stdin.js";
-import { parseMessagesNdjson } from "../messages-input.js";
+import { readStdin, type StdinResult } from "../stdin.js";
+import { initialMessages, promptInput, stdinIgnoredWarning, type PromptInput } from "../prompt-input.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
+import { watchParent } from "../parent-watch.js";
 import { loadSession, saveSession } from "../session.js";
 import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
 import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
@@ -44,10 +46,14 @@ interface RunContext {
   sink: CliEventSink;
   stream: RunStream;
   runId: string;
+  /** When the command started (`performance.now()`): durations count from here, stdin included. */
+  startedAt: number;
   /** The run's one abort signal (signals, deadline, drained event loop). */
   signal: AbortSignal;
   abort(reason: unknown): void;
   received(): NodeJS.Signals | null;
+  /** True once the result has been (or is being) printed: `--output json` prints exactly one. */
+  resultPrinted: boolean;
   /** Set once the command-tool module is loaded: kills every live child process group. */
   killChildren(): void;
   /** Stops the deadline timer and its watchdog. */
@@ -76,6 +82,8 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     sink,
     stream,
     runId,
+    startedAt: performance.now(),
+    resultPrinted: false,
     signal: stop.signal,
     abort: (reason) => {
       if (!stop.signal.aborted) stop.abort(reason);
@@ -85,6 +93,8 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     stopDeadline: () => {},
   };
   signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
+  // A parent that is gone (killed without passing the signal on) ends the run as SIGHUP would.
+  watchParent((parent) => signals.raise("SIGHUP", new RunStop("aborted", `run aborted: yiem's parent process (pid ${parent}) exited`)));
   // A second signal exits at once: the run's events still end with agentEnd.
   beforeForcedExit(() => endFromOutside(ctx, "aborted", "run aborted: a second signal ended it at once"));
   // Nothing left to wait for: first abort the run (the loop ends it as an error); if that does
@@ -118,8 +128,12 @@ function describeStop(reason: unknown): [StopReason, string] {
   return ["aborted", "run aborted"];
 }
 
-/** Closes the event stream from outside the loop (run-stream.ts) and kills child groups; the exit code. */
-function endFromOutside(ctx: RunContext, stopReason: StopReason, message: string): number {
+/**
+ * Closes the event stream from outside the loop (run-stream.ts), kills child groups and, with
+ * `--output json`, prints the result if nothing printed it yet; returns the exit code (`code`,
+ * else the stop reason's).
+ */
+function endFromOutside(ctx: RunContext, stopReason: StopReason, message: string, code?: number): number {
   ctx.stream.close(stopReason, message);
   ctx.stream.finish();
   try {
@@ -127,7 +141,17 @@ function endFromOutside(ctx: RunContext, stopReason: StopReason, message: string
   } catch {
     // exiting anyway
   }
-  return stopReason === "aborted" ? exitCodeForSignal(ctx.received()) : exitCodeFor(stopReason);
+  const exit = code ?? (stopReason === "aborted" ? exitCodeForSignal(ctx.received()) : exitCodeFor(stopReason));
+  printUnfinished(ctx, exit);
+  return exit;
+}
+
+/** With `--output json`, the result of a run that ends without the loop's own result: once, at once. */
+function printUnfinished(ctx: RunContext, exitCode: number): void {
+  if (ctx.argv.output !== "json" || ctx.resultPrinted) return;
+  ctx.resultPrinted = true;
+  const end = ctx.stream.outcome;
+  printResultJsonSync(unfinishedResult({ runId: ctx.runId, stopReason: "error", ...end }), exitCode);
 }
 
 /** `work`, unless the run's signal aborts first (then it throws Interrupted). */
@@ -146,7 +170,11 @@ async function run(ctx: RunContext): Promise<number> {
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   ctx.killChildren = () => processes.killAllChildren();
-  const messages = await unlessStopped(initialMessages(argv, spec), signal);
+  const input = promptInput(argv);
+  const stdin = await readPromptStdin(ctx, input);
+  const session = argv.session === undefined ? [] : await unlessStopped(loadSession(String(argv.session)), signal);
+  const messages = initialMessages(argv, spec, input, stdin, session);
+  const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../provider/create.js"),
     import("../../loop/run-agent.js"),
@@ -203,7 +231,8 @@ async function run(ctx: RunContext): Promise<number> {
     configPath: spec.configPath,
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
-    startWarnings: loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
+    startedAt: ctx.startedAt,
+    startWarnings: [...stdinWarnings, ...loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path }))],
   });
   ctx.stopDeadline();
   return finishRun(ctx, result, redact, recorder);
@@ -212,16 +241,24 @@ async function run(ctx: RunContext): Promise<number> {
 /**
  * After the loop: the answer, then the side files, then the held agentEnd. A failed write is
  * named in agentEnd and makes a successful run exit 1; nothing after agentEnd is ever written.
+ * With `--output json` the side files come first, so the one JSON result can carry the final
+ * stop reason, error and exit code.
  */
 async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, recorder: { flush(): Promise<void> } | undefined): Promise<number> {
   const { argv } = ctx;
+  const json = argv.output === "json";
   const failures: string[] = [];
   const { printResult } = await import("../output.js");
-  try {
-    await printResult({ ...result, text: redact(result.text), error: redact(result.error) }, argv.output === "json" ? "json" : "text");
-  } catch (error) {
-    failures.push(`could not write the answer to stdout: ${messageOf(error)}`);
-  }
+  const shown: RunResult = { ...result, text: redact(result.text), error: redact(result.error) };
+  const print = async (final: RunResult, code: number) => {
+    ctx.resultPrinted = true;
+    try {
+      await printResult(final, json ? "json" : "text", process.stdout, code);
+    } catch (error) {
+      failures.push(`could not write the answer to stdout: ${messageOf(error)}`);
+    }
+  };
+  if (!json) await print(shown, exitCodeFor(result.stopReason, ctx.received()));
   try {
     await recorder?.flush();
   } catch (error) {
@@ -234,12 +271,21 @@ async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, r
       failures.push(`could not write the session file ${String(argv.session)}: ${messageOf(error)}`);
     }
   }
-  const failure = failures.length > 0 ? redact(failures.join("; ")) : undefined;
+  const failureOf = () => (failures.length > 0 ? redact(failures.join("; ")) : undefined);
+  if (json) {
+    const final = withFailure(shown, failureOf());
+    await print(final, exitCodeOf(ctx, result.stopReason, failureOf()));
+  }
+  const failure = failureOf();
   ctx.stream.finish(failure);
-  if (failure === undefined) return exitCodeFor(result.stopReason, ctx.received());
-  if (ctx.mode === "none") reportUsageError(failure);
-  const succeeded = result.stopReason === "completed" || result.stopReason === "terminated";
-  return succeeded ? EXIT.failure : exitCodeFor(result.stopReason, ctx.received());
+  if (failure !== undefined && ctx.mode === "none") reportUsageError(failure);
+  return exitCodeOf(ctx, result.stopReason, failure);
+}
+
+/** The exit code of a run the loop ended, given a failure after it (see withFailure). */
+function exitCodeOf(ctx: RunContext, stopReason: StopReason, failure: string | undefined): number {
+  const succeeded = stopReason === "completed" || stopReason === "terminated";
+  return failure !== undefined && succeeded ? EXIT.failure : exitCodeFor(stopReason, ctx.received());
 }
 
 /** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */
@@ -281,25 +327,26 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   });
 }
 
-/** System prompt, the saved session, then the new prompt (words + stdin, or NDJSON messages). */
-async function initialMessages(argv: Record<string, unknown>, spec: ResolvedSpec): Promise<ChatMessage[]> {
-  const words = ((argv.prompt as string[] | undefined) ?? []).map(String);
-  const hasPrompt = words.join("").trim() !== "";
-  const stdinText = await readStdin(hasPrompt ? { graceMs: STDIN_GRACE_MS } : {});
-  const messages: ChatMessage[] = [];
-  if (spec.systemPrompt) messages.push({ role: "system", content: spec.systemPrompt });
-  if (argv.session !== undefined) messages.push(...(await loadSession(String(argv.session))));
-  if (argv["input-format"] === "ndjson") {
-    if (hasPrompt) messages.push({ role: "user", content: words.join(" ") });
-    messages.push(...parseMessagesNdjson(stdinText ?? ""));
-  } else {
-    const prompt = composePrompt(words, stdinText);
-    if (prompt) messages.push({ role: "user", content: prompt });
+/**
+ * stdin for the prompt (./stdin.ts). In the pretty view, a wait of over a second is explained;
+ * a deadline or signal that ends the wait says, in agentEnd, that stdin was being waited for.
+ */
+async function readPromptStdin(ctx: RunContext, input: PromptInput): Promise<StdinResult> {
+  const hasPrompt = input.words.some((word, at) => at !== input.stdinAt && word.trim() !== "");
+  const waitingNote = input.stdinMode === "wait"
+    ? "waiting for stdin to end (--stdin, or the prompt word -); Ctrl-D ends typed input, Ctrl-C stops"
+    : "waiting for stdin to end: pipe the prompt in or give it as words; --no-stdin skips stdin";
+  try {
+    return await unlessStopped(readStdin({
+      mode: input.stdinMode,
+      graceMs: hasPrompt ? input.graceMs : undefined,
+      onWaiting: () => ctx.sink.log(waitingNote),
+    }), ctx.signal);
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+    const [stopReason, message] = describeStop(error.reason);
+    throw new Interrupted(new RunStop(stopReason === "timeout" ? "timeout" : stopReason === "error" ? "error" : "aborted", `${message} while waiting for stdin to end`));
   }
-  if (!messages.some((m) => m.role === "user")) {
-    throw new UsageError('no prompt: give it as words (yiem run "…"), pipe it on stdin, or use --input-format ndjson');
-  }
-  return messages;
 }
 
 function isUsageProblem(error: unknown): boolean {
@@ -323,17 +370,15 @@ function reportFatal(ctx: RunContext, error: unknown): number {
     return endFromOutside(ctx, stopReason, redact(message));
   }
   const message = redact(messageOf(error));
+  if (ctx.mode === "none") reportUsageError(message);
   if (ctx.stream.ended) {
     // The loop has ended (its agentEnd is held): the failure goes into that agentEnd.
     ctx.stream.finish(message);
-    if (ctx.mode === "none") reportUsageError(message);
+    printUnfinished(ctx, EXIT.failure);
     return EXIT.failure;
   }
-  if (ctx.mode === "none") {
-    reportUsageError(message);
-    return isUsageProblem(error) ? EXIT.usage : EXIT.failure;
-  }
-  endFromOutside(ctx, "error", message);
+  const code = isUsageProblem(error) ? EXIT.usage : EXIT.failure;
+  endFromOutside(ctx, "error", message, code);
   if (ctx.argv.debug && error instanceof Error && error.stack) ctx.sink.log(redact(error.stack));
-  return isUsageProblem(error) ? EXIT.usage : EXIT.failure;
+  return code;
 }

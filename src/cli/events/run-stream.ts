@@ -30,6 +30,30 @@ export interface RunStream {
    * succeeded (`completed`, `terminated`) ends as `error`. Returns the stop reason written.
    */
   finish(failure?: string): StopReason | undefined;
+  /** The `agentEnd` as held or written (with a `finish` failure merged in); null before the run ended. */
+  readonly outcome: RunOutcome | null;
+}
+
+/** How a run ended, as its `agentEnd` says. */
+export interface RunOutcome {
+  stopReason: StopReason;
+  turns: number;
+  toolCalls: number;
+  usage: Usage;
+  durationMs: number;
+  error?: string;
+}
+
+/**
+ * A failure after the loop (writing the answer or a side file) merged into how the run ended:
+ * its message follows any earlier error, and a run that had succeeded (`completed`,
+ * `terminated`) ends as `error`. The one rule for agentEnd and the `--output json` result.
+ */
+export function withFailure<T extends { stopReason: StopReason; error?: string }>(end: T, failure: string | undefined): T {
+  if (failure === undefined) return end;
+  const previous = typeof end.error === "string" && end.error !== "" ? `${end.error}; ` : "";
+  const stopReason = end.stopReason === "completed" || end.stopReason === "terminated" ? "error" : end.stopReason;
+  return { ...end, error: `${previous}${failure}`, stopReason };
 }
 
 interface OpenTurn {
@@ -156,13 +180,14 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
     finish(failure) {
       if (!held || written) return held?.stopReason as StopReason | undefined;
       written = true;
-      if (failure !== undefined) {
-        const previous = typeof held.error === "string" && held.error !== "" ? `${held.error}; ` : "";
-        held = { ...held, error: `${previous}${failure}` };
-        if (held.stopReason === "completed" || held.stopReason === "terminated") held.stopReason = "error";
-      }
+      held = withFailure(held as AgentEvent & Record<string, unknown> & { stopReason: StopReason; error?: string }, failure);
       safeWrite(held);
       return held.stopReason as StopReason;
+    },
+    get outcome() {
+      if (!held) return null;
+      const { stopReason, turns, toolCalls, usage: used, durationMs, error } = held as unknown as RunOutcome;
+      return { stopReason, turns, toolCalls, usage: used, durationMs, ...(typeof error === "string" ? { error } : {}) };
     },
   };
 }
