@@ -15,6 +15,7 @@ import { rejectCall, runToolCalls } from "./schedule.js";
 import { runStopOf } from "./abort.js";
 import { extractToolCalls } from "./tool-calls.js";
 import { preloadValidator } from "../tools/validate.js";
+import { previewArguments } from "../tools/arguments.js";
 import { defaultToolRegistry } from "../tools/registry.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
 import { addUsage, zeroUsage } from "./usage.js";
@@ -143,7 +144,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         stopAfterBatch = "budget";
         error = budgetError();
       } else if (calls.length > 0 && response.finishReason === "length") {
-        finished = rejectAll(calls, "Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter.", batch);
+        // The raw arguments stay in the result (the next request carries `{}` for cut ones: see provider/wire.ts).
+        finished = calls.map((call) =>
+          rejectCall(call, call.arguments, `Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter. Received arguments: ${previewArguments(call.arguments)}`, batch),
+        );
       } else if (limits.loopDetection > 0 && longestRepeat.count >= limits.loopDetection) {
         finished = rejectAll(calls, `Not executed: the same call was made in ${longestRepeat.count} turns in a row.`, batch);
         stopAfterBatch = "loopDetected";
