@@ -6,8 +6,8 @@
  *   the text is empty (a run that ended without an answer: the exit code and the events say why).
  *   The text is printed whatever the stop reason, since `RunResult.text` is only set for an answer.
  * - `run --output json`: one JSON object on one line,
- *   `{runId, text, stopReason, turns, toolCalls, usage, durationMs}` plus `error` when the run
- *   failed, then a newline.
+ *   `{runId, text, stopReason, finishReason, turns, toolCalls, usage, durationMs}` plus `error`
+ *   when the run failed, then a newline. `finishReason` is the last response's (null when none).
  * - Text goes out byte for byte when stdout is a pipe or a file; on a terminal it is passed through
  *   `sanitizeForTerminal` (model and tool text is untrusted). JSON on a terminal has its C1
  *   controls escaped, which keeps it valid JSON; JSON anywhere has U+0085/U+2028/U+2029 escaped,
@@ -28,6 +28,8 @@ export interface ResultJson {
   runId: string;
   text: string;
   stopReason: RunResult["stopReason"];
+  /** The last model response's `finish_reason`; null when the run got no response. */
+  finishReason: RunResult["finishReason"];
   turns: number;
   toolCalls: number;
   usage: Usage;
@@ -40,6 +42,7 @@ export function resultToJson(result: RunResult): ResultJson {
     runId: result.runId,
     text: result.text,
     stopReason: result.stopReason,
+    finishReason: result.finishReason,
     turns: result.turns,
     toolCalls: result.toolCalls,
     usage: {
