@@ -110,8 +110,8 @@ describe("yiem run", () => {
     const r = await runCli(["run", "--output", "json", "question"], { cwd: project(), env: env(server) });
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(["durationMs", "runId", "stopReason", "text", "toolCalls", "turns", "usage"]);
-    expect(out).toMatchObject({ text: "forty-two", stopReason: "completed", turns: 1, toolCalls: 0, usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 } });
+    expect(Object.keys(out).sort()).toEqual(["durationMs", "finishReason", "runId", "stopReason", "text", "toolCalls", "turns", "usage"]);
+    expect(out).toMatchObject({ text: "forty-two", stopReason: "completed", finishReason: "stop", turns: 1, toolCalls: 0, usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 } });
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
   });
 
