@@ -224,6 +224,11 @@ export const profiles = {
     profile("groq-refusing-reasoning", (body) => groqMessages(body, new Set([...GROQ_MESSAGE_FIELDS].filter((f) => f !== "reasoning")))),
   /** llama.cpp's server: a request whose history holds tool-call arguments that are not JSON is a 500. */
   llamaCpp: (): ServerProfile => profile("llama.cpp", llamaCppToolArguments),
+  /** A llama.cpp build that cannot stream with tools: a streamed request that offers tools is a 500. */
+  llamaCppNoStreamTools: (): ServerProfile =>
+    profile("llama.cpp-no-stream-tools", (body) =>
+      body.stream === true && Array.isArray(body.tools) && body.tools.length > 0 ? refuse("stream with tools", llamaCppError("Cannot use tools with stream")) : null,
+    ),
   /** A server that takes anything the official schema allows (the schema check still runs). */
   lenient: (name: string): ServerProfile => profile(name),
 };
