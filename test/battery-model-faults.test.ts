@@ -39,11 +39,12 @@ describe("HTTP errors", () => {
     server.assertClean();
   });
 
-  it("500 always: exit 1 after the configured retries, agentEnd error names the status, bounded wait", async () => {
-    server = await startChatServer(() => reply.error(500, "permanently broken"));
+  it("500 always (a new message each time): exit 1 after the configured retries, agentEnd error names the status, bounded wait", async () => {
+    // A 500 that repeats its message stops after the second answer (cli-model-failures.test.ts).
+    server = await startChatServer((_request, index) => reply.error(500, `permanently broken (request ${index + 1})`));
     const r = await yiem(["run", "-c", spec, "hi"], { server });
     const end = expectRunEnded(r, { code: 1, stopReason: "error" });
-    expect(end.error).toMatch(/HTTP 500: permanently broken \(after 3 attempts\)/);
+    expect(end.error).toMatch(/HTTP 500: permanently broken \(request 3\) \(after 3 attempts\)$/);
     expect(eventsOf(r, "retry").map((e) => e.attempt)).toEqual([1, 2]);
     expect(server.requests).toHaveLength(3);
     // Exponential backoff from 0.5 s: the whole run is over in a few seconds, never minutes.

@@ -75,7 +75,7 @@ describe("discovery", () => {
     expect(spec.limits).toEqual({
       maxTurns: 25, toolTimeoutMs: 120000, runTimeoutMs: 0, maxConcurrency: 8, maxTokens: 0, loopDetection: 5,
     });
-    expect(spec.model).toMatchObject({ name: "m", apiKeyEnv: "OPENAI_API_KEY", stream: true, maxRetries: 2, timeoutMs: 600000 });
+    expect(spec.model).toMatchObject({ name: "m", apiKeyEnv: "OPENAI_API_KEY", stream: "auto", maxRetries: 2, timeoutMs: 600000 });
     expect(spec.systemPrompt).toBe("");
     expect(spec.name).toBeNull();
     expect(spec.hooks).toEqual({});

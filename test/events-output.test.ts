@@ -12,6 +12,7 @@ const result: RunResult = {
   toolCalls: 1,
   usage: { promptTokens: 120, completionTokens: 30, totalTokens: 150 },
   durationMs: 812,
+  finishReason: "stop",
   messages: [{ role: "user", content: "weather in Paris?" }],
 };
 
@@ -49,11 +50,11 @@ describe("printResult", () => {
       runId: "run_9",
       text: "It is 18°C in Paris.",
       stopReason: "completed",
+      finishReason: "stop",
       turns: 2,
       toolCalls: 1,
       usage: { promptTokens: 120, completionTokens: 30, totalTokens: 150 },
       durationMs: 812,
-      finishReason: null,
       error: null,
       exitCode: 0,
     });

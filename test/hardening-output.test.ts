@@ -55,7 +55,7 @@ describe("item 11: sanitizeForTerminal is linear", () => {
     const out = captureStream({ isTTY: true });
     const text = `answer ${"\x90\x9d".repeat(50_000)}`;
     const started = performance.now();
-    await printResult({ runId: "r", text, stopReason: "completed", turns: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 1, messages: [] }, "text", out.stream);
+    await printResult({ runId: "r", text, stopReason: "completed", turns: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 1, finishReason: "stop", messages: [] }, "text", out.stream);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(out.text()).toBe("answer \n");
   });
@@ -120,7 +120,7 @@ describe("item 12: line separators are escaped in NDJSON and --output json", () 
 
   it("--output json writes them as \\u escapes", async () => {
     const out = captureStream();
-    await printResult({ runId: "r", text: SEPARATORS, stopReason: "completed", turns: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 1, messages: [] }, "json", out.stream);
+    await printResult({ runId: "r", text: SEPARATORS, stopReason: "completed", turns: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 1, finishReason: "stop", messages: [] }, "json", out.stream);
     expect(out.text()).not.toMatch(/[\u2028\u2029\u0085]/);
     expect(JSON.parse(out.text()).text).toBe(SEPARATORS);
   });

@@ -235,6 +235,19 @@ describe("ending a run", () => {
     );
     expect(ofType("toolExecutionStart")).toHaveLength(0);
     expect(textOf(toolMessages(provider.requests[1].messages)[0].content)).toContain("length limit");
+    expect(textOf(toolMessages(provider.requests[1].messages)[0].content)).toContain('Received arguments: {"text":"hal');
+  });
+
+  it("a final answer cut by the length limit ends with maxTokens; its text is the run's text", async () => {
+    const { result, ofType } = await runScripted([{ content: "half an ans", finishReason: "length" }], []);
+    expect(result).toMatchObject({ stopReason: "maxTokens", text: "half an ans", finishReason: "length", turns: 1 });
+    expect(ofType("agentEnd")[0]).toMatchObject({ stopReason: "maxTokens" });
+    expect(ofType("agentEnd")[0].error).toContain("token limit");
+  });
+
+  it("finishReason is the last response's, and null when there was none", async () => {
+    expect((await runScripted([{ content: "ok" }], [])).result.finishReason).toBe("stop");
+    expect((await runScripted([{ error: new Error("down") }], [])).result.finishReason).toBeNull();
   });
 });
 

@@ -1,9 +1,11 @@
 /**
  * Issue 12 item 6: `model.maxTokensField`. OpenAI's reasoning models refuse `max_tokens`;
- * Mistral refuses `max_completion_tokens`.
+ * Mistral refuses `max_completion_tokens`. Issue 17 point 10: OpenAI's refusal of `max_tokens` is
+ * answered by one resend with `max_completion_tokens`, so the default spec works with them.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { buildRequestBody } from "../src/provider/wire.js";
+import { refusesMaxTokens } from "../src/provider/resend.js";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
 import { profiles } from "./helpers/server-profiles.js";
 import { compatProject } from "./helpers/compat-cli.js";
@@ -41,12 +43,39 @@ describe("OpenAI reasoning models", () => {
     server!.assertClean();
   });
 
-  it("the default max_tokens is refused: exit 1 with OpenAI's message", async () => {
-    const r = await run({}, profiles.openaiReasoning());
-    expect(r.code).toBe(1);
-    expect(r.end.error).toContain("HTTP 400");
-    expect(r.end.error).toContain("Use 'max_completion_tokens' instead");
-    server!.assertClean({ refusals: 1 });
+  for (const stream of [true, false]) {
+    it(`the default max_tokens is refused (${stream ? "streamed" : "non-streamed"}): sent once more with max_completion_tokens; exit 0`, async () => {
+      const r = await run({}, profiles.openaiReasoning(), stream);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe("short\n");
+      expect(server!.requests.map((b) => [b.max_tokens, b.max_completion_tokens])).toEqual([[64, undefined], [undefined, 64]]);
+      const retries = r.events.filter((e) => e.type === "retry");
+      expect(retries).toEqual([expect.objectContaining({ attempt: 1, delayMs: 0, status: 400 })]);
+      expect(retries[0].message).toContain("Use 'max_completion_tokens' instead");
+      expect(retries[0].message).toContain("(sending the request again with max_completion_tokens instead of max_tokens)");
+      server!.assertClean({ refusals: 1 });
+    });
+  }
+
+  it("the resend is not a retry (maxRetries 0), and later turns of the run send max_completion_tokens at once", async () => {
+    server = await startChatServer([reply.stream({ toolCalls: [{ name: "shout", arguments: '{"text":"a"}' }] }), reply.stream({ content: "A" })], { profile: profiles.openaiReasoning() });
+    const p = await compatProject({ maxTokens: 64, maxRetries: 0 });
+    try {
+      const r = await p.run(server);
+      expect(r.code, r.stderr).toBe(0);
+      expect(server.requests.map((b) => "max_tokens" in b)).toEqual([true, false, false]);
+      expect(server.requests[2].max_completion_tokens).toBe(64);
+      server.assertClean({ refusals: 1 });
+    } finally {
+      await p.remove();
+    }
+  });
+
+  it("refusesMaxTokens: an unsupported max_tokens that names max_completion_tokens, nothing else", () => {
+    expect(refusesMaxTokens(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")).toBe(true);
+    expect(refusesMaxTokens(400, "max_tokens is too large: 100000. This model supports at most 4096 completion tokens")).toBe(false);
+    expect(refusesMaxTokens(400, "Unsupported parameter: 'max_tokens'")).toBe(false);
+    expect(refusesMaxTokens(500, "Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens' instead.")).toBe(false);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
- * Issue 12 item 4: parallel tool calls that share one stream `index` but bring a new id and a
- * name (SGLang, lmdeploy, Gemini) are separate calls; a new id on every chunk with an empty
- * name (OCI) continues one call.
+ * Issue 12 item 4 and issue 17 point 10: parallel tool calls that share one stream `index` but
+ * bring a new id and a name (SGLang, lmdeploy, Gemini), or a name and no id at all after a whole
+ * JSON object (Gemini), are separate calls; a new id on every chunk with an empty name (OCI)
+ * continues one call.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StreamAssembler } from "../src/provider/openai-stream.js";
@@ -65,6 +66,30 @@ const servers: Array<{ name: string; reply: ChatReply; ids: string[]; profile?: 
     profile: profiles.gemini,
   },
   {
+    name: "Gemini without ids: both calls in one chunk on index 0, no id on either",
+    reply: stream([[call(0, undefined, "shout", '{"text":"ab"}'), call(0, undefined, "count", '{"text":"abc"}')]]),
+    ids: [],
+    profile: profiles.gemini,
+  },
+  {
+    name: "Gemini without ids: one call per chunk on index 0, empty ids",
+    reply: stream([[call(0, "", "shout", '{"text":"ab"}')], [call(0, "", "count", '{"text":"abc"}')]], false),
+    ids: [],
+    profile: profiles.gemini,
+  },
+  {
+    name: "no ids: each call's name first with empty arguments, then its pieces, all on index 0",
+    reply: stream([
+      [call(0, undefined, "shout", "")],
+      [call(0, undefined, undefined, '{"text"')],
+      [call(0, undefined, undefined, ':"ab"}')],
+      [call(0, undefined, "count", "")],
+      [call(0, undefined, undefined, '{"text":')],
+      [call(0, undefined, undefined, '"abc"}')],
+    ]),
+    ids: [],
+  },
+  {
     name: "no index at all: a new id with a name starts the next call",
     reply: stream([[call(undefined, "n1", "shout", '{"text":"ab"}')], [call(undefined, "n2", "count", '{"text":"abc"}')]], false),
     ids: ["n1", "n2"],
@@ -82,11 +107,15 @@ describe("parallel calls on one index are separate calls (through the CLI, exit 
       expect(results.map((e) => [e.toolName, e.result.content[0].text])).toEqual(TWO_CALLS.map((c) => [c.name, c.result]));
       const sent = server.requests[1].messages;
       const assistant = sent.find((m: { role: string }) => m.role === "assistant");
+      // Without ids from the server, the loop gives each call its own (call_<run>_<n>).
+      const ids: string[] = s.ids.length > 0 ? s.ids : assistant.tool_calls.map((c: { id: string }) => c.id);
+      expect(new Set(ids).size).toBe(2);
+      if (s.ids.length === 0) for (const id of ids) expect(id).toMatch(/^call_[0-9a-f]{8}_\d+$/);
       expect(assistant.tool_calls.map((c: { id: string; function: { name: string; arguments: string } }) => [c.id, c.function.name, c.function.arguments])).toEqual(
-        TWO_CALLS.map((c, i) => [s.ids[i], c.name, c.arguments]),
+        TWO_CALLS.map((c, i) => [ids[i], c.name, c.arguments]),
       );
       expect(sent.filter((m: { role: string }) => m.role === "tool").map((m: { tool_call_id: string; name: string }) => [m.tool_call_id, m.name])).toEqual(
-        s.ids.map((id, i) => [id, TWO_CALLS[i].name]),
+        ids.map((id, i) => [id, TWO_CALLS[i].name]),
       );
       server.assertClean();
     });
@@ -134,6 +163,29 @@ describe("StreamAssembler tool-call rules", () => {
   it("without ids, a name on a later delta never splits the call; missing ids stay empty for the loop to fill", () => {
     expect(assemble([call(0, undefined, "shout", '{"a"')], [call(0, undefined, "shout", ":1}")])).toEqual([{ id: "", name: "shout", arguments: '{"a":1}' }]);
     expect(assemble([call(0, "", "shout", "{}")], [call(0, "late-id", "shout", "")])).toEqual([{ id: "late-id", name: "shout", arguments: "{}" }]);
+  });
+
+  it("without ids, a name after a whole JSON object starts a new call, also for the same function", () => {
+    expect(assemble([call(0, undefined, "shout", '{"text":"a"}')], [call(0, undefined, "shout", '{"text":"b"}')])).toEqual([
+      { id: "", name: "shout", arguments: '{"text":"a"}' },
+      { id: "", name: "shout", arguments: '{"text":"b"}' },
+    ]);
+    expect(assemble([call(0, undefined, "shout", '{"text":"a"}'), call(0, undefined, "count", " { } ")])).toEqual([
+      { id: "", name: "shout", arguments: '{"text":"a"}' },
+      { id: "", name: "count", arguments: " { } " },
+    ]);
+  });
+
+  it("without ids, a name repeated with no argument text after a whole object is a repeat unless pieces follow", () => {
+    expect(assemble([call(0, undefined, "shout", '{"a":1}')], [call(0, undefined, "shout", "")])).toEqual([{ id: "", name: "shout", arguments: '{"a":1}' }]);
+    expect(assemble([call(0, undefined, "shout", '{"a":1}')], [call(0, undefined, "count", "")], [call(0, undefined, undefined, '{"b":2}')])).toEqual([
+      { id: "", name: "shout", arguments: '{"a":1}' },
+      { id: "", name: "count", arguments: '{"b":2}' },
+    ]);
+  });
+
+  it("a name with the call's own id never splits it, even after a whole object", () => {
+    expect(assemble([call(0, "x", "shout", '{"a":1}')], [call(0, "x", "shout", "")])).toEqual([{ id: "x", name: "shout", arguments: '{"a":1}' }]);
   });
 
   it("distinct indexes still interleave correctly", () => {

@@ -29,6 +29,7 @@ export function exitCodeFor(stopReason: StopReason, signal?: NodeJS.Signals | nu
     case "timeout":
     case "budget":
     case "loopDetected":
+    case "maxTokens":
       return EXIT.limit;
     case "aborted":
       return exitCodeForSignal(signal);

@@ -18,7 +18,7 @@ const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
   ok: "The model answered, or a tool ended the run",
   failure: "Runtime failure: model server error after retries, replay file used up, internal error",
   usage: "Usage or spec error: unknown flag, bad value, no prompt, invalid spec, missing API key",
-  limit: "A limit stopped the run: maxTurns, timeout, token budget, loop detected",
+  limit: "A limit stopped the run: maxTurns, timeout, token budget, loop detected, an answer cut by maxTokens",
   sighup: "Interrupted by SIGHUP (the terminal went away)",
   sigint: "Interrupted by SIGINT (Ctrl-C)",
   sigquit: "Interrupted by SIGQUIT",

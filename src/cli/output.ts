@@ -33,8 +33,8 @@ export interface ResultJson {
   /** The final answer; "" when the run ended without one. */
   text: string;
   stopReason: RunResult["stopReason"];
-  /** The last model response's finish_reason; null when no response arrived. */
-  finishReason: string | null;
+  /** The last model response's `finish_reason`; null when the run got no response. */
+  finishReason: RunResult["finishReason"];
   turns: number;
   toolCalls: number;
   usage: Usage;
@@ -50,7 +50,7 @@ export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(r
     runId: result.runId,
     text: result.text,
     stopReason: result.stopReason,
-    finishReason: result.finishReason ?? null,
+    finishReason: result.finishReason,
     turns: result.turns,
     toolCalls: result.toolCalls,
     usage: {
@@ -73,6 +73,7 @@ export function unfinishedResult(outcome: Pick<RunResult, "runId" | "stopReason"
     usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     durationMs: 0,
     messages: [],
+    finishReason: null,
     ...outcome,
   };
 }

@@ -159,7 +159,7 @@ export async function resolveModel(
     ...optional("temperature", fromSpec("temperature", specModel?.temperature, undefined)),
     ...optional("maxTokens", fromSpec("maxTokens", specModel?.maxTokens, undefined)),
     maxTokensField: fromSpec("maxTokensField", specModel?.maxTokensField, "max_tokens" as const),
-    stream: fromSpec("stream", specModel?.stream, DEFAULT_MODEL_SETTINGS.stream as boolean),
+    stream: fromSpec<"auto" | boolean>("stream", specModel?.stream, DEFAULT_MODEL_SETTINGS.stream),
     streamUsage: fromSpec("streamUsage", specModel?.streamUsage, "auto" as const),
     textToolCalls: fromSpec("textToolCalls", specModel?.textToolCalls, false),
     maxRetries: fromSpec("maxRetries", specModel?.maxRetries, DEFAULT_MODEL_SETTINGS.maxRetries as number),

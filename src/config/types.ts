@@ -21,7 +21,8 @@ export interface ModelSpec {
   maxTokens?: number;
   /** The request field for maxTokens: `max_tokens` (default) or `max_completion_tokens`. */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
-  stream?: boolean;
+  /** Stream responses: "auto" (default: stream, and stop when the server cannot stream with tools), true or false. */
+  stream?: "auto" | boolean;
   /** Ask for usage in streams (`stream_options`): "auto" (default), true or false. */
   streamUsage?: "auto" | boolean;
   /** Read tool calls written into the answer's text (default false). */
@@ -94,7 +95,7 @@ export interface ResolvedModel {
   temperature?: number;
   maxTokens?: number;
   maxTokensField: "max_tokens" | "max_completion_tokens";
-  stream: boolean;
+  stream: "auto" | boolean;
   streamUsage: "auto" | boolean;
   textToolCalls: boolean;
   maxRetries: number;
@@ -164,5 +165,5 @@ export interface ResolvedSpec {
 
 export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
-export const DEFAULT_MODEL_SETTINGS = { stream: true, maxRetries: 2, timeoutMs: 600_000 } as const;
+export const DEFAULT_MODEL_SETTINGS = { stream: "auto", maxRetries: 2, timeoutMs: 600_000 } as const;
 export const DEFAULT_BUILTIN_TOOLS: BuiltinToolName[] = ["listTools"];

@@ -2,12 +2,13 @@
  * The agent loop: messages → provider → tool calls → prepare/execute/finalize → tool results
  * (in call order) → next turn. It ends when the model answers without tool calls (`completed`),
  * after a batch in which a result set `terminate` (`terminated`), on a limit (`maxTurns`,
- * `timeout`, `budget`, `loopDetected`), on abort (`aborted`) or on a model failure (`error`).
+ * `timeout`, `budget`, `loopDetected`, or `maxTokens`: an answer cut by the model's token limit,
+ * whose text is still the run's text), on abort (`aborted`) or on a model failure (`error`).
  * Rules: `agentStart` comes first and `agentEnd` exactly once, last; every tool call id gets
  * exactly one result message; runAgent never throws.
  */
 import { randomUUID } from "node:crypto";
-import type { AssistantMessage, ChatMessage, ModelResponse, ToolCall, ToolSpec } from "../provider/types.js";
+import type { AssistantMessage, ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from "../provider/types.js";
 import { createEmitter, type Emit } from "./events.js";
 import type { FinishedCall } from "./execute.js";
 import { messageOf } from "./prepare.js";
@@ -15,6 +16,7 @@ import { rejectCall, runToolCalls } from "./schedule.js";
 import { runStopOf } from "./abort.js";
 import { extractToolCalls } from "./tool-calls.js";
 import { preloadValidator } from "../tools/validate.js";
+import { previewArguments } from "../tools/arguments.js";
 import { defaultToolRegistry } from "../tools/registry.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
 import { addUsage, zeroUsage } from "./usage.js";
@@ -66,6 +68,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
 
   let stopReason: StopReason = "completed";
+  let finishReason: FinishReason | null = null;
   let text = "";
   let error: string | undefined;
   const repeats = new Map<string, number>();
@@ -115,6 +118,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         break;
       }
 
+      finishReason = response.finishReason;
       const turnUsage = { ...response.usage };
       addUsage(usage, response.usage);
       const extracted = extractToolCalls(response.message, makeId);
@@ -143,7 +147,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         stopAfterBatch = "budget";
         error = budgetError();
       } else if (calls.length > 0 && response.finishReason === "length") {
-        finished = rejectAll(calls, "Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter.", batch);
+        // The raw arguments stay in the result (the next request carries `{}` for cut ones: see provider/wire.ts).
+        finished = calls.map((call) =>
+          rejectCall(call, call.arguments, `Not executed: the response was cut by the length limit, so these arguments may be incomplete. Send the call again, shorter. Received arguments: ${previewArguments(call.arguments)}`, batch),
+        );
       } else if (limits.loopDetection > 0 && longestRepeat.count >= limits.loopDetection) {
         finished = rejectAll(calls, `Not executed: the same call was made in ${longestRepeat.count} turns in a row.`, batch);
         stopAfterBatch = "loopDetected";
@@ -187,7 +194,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       }
       if (calls.length === 0) {
         text = assistant.content;
-        stopReason = "completed";
+        if (response.finishReason === "length") {
+          stopReason = "maxTokens";
+          error = "the answer was cut by the model's token limit (finish_reason length): raise model.maxTokens, or ask for a shorter answer";
+        } else stopReason = "completed";
         break;
       }
     }
@@ -214,7 +224,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     durationMs,
     ...(error !== undefined ? { error } : {}),
   });
-  return { runId, text, stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, messages, ...(error !== undefined ? { error } : {}) };
+  return { runId, text, stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}) };
 }
 
 function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit: Emit }): FinishedCall[] {

@@ -16,6 +16,8 @@ export type StopReason =
   | "timeout"
   | "budget"
   | "loopDetected"
+  /** The final answer was cut by the model's token limit (`finish_reason: length`); its text is still the run's text. */
+  | "maxTokens"
   | "aborted"
   | "error";
 
@@ -124,11 +126,11 @@ export interface RunResult {
   toolCalls: number;
   usage: Usage;
   durationMs: number;
+  /** The `finish_reason` of the last model response; null when the run got none. */
+  finishReason: FinishReason | null;
   /** The whole conversation, including the initial messages. */
   messages: ChatMessage[];
   error?: string;
-  /** The last model response's finish_reason (`stop`, `tool_calls`, `length` …), if one arrived. */
-  finishReason?: string;
 }
 
 // ---- events ----

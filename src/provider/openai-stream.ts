@@ -5,8 +5,9 @@
  * - Tool calls are assembled by `index`: `id` and `name` are taken from the first chunk that has
  *   them (servers that repeat them are fine), `arguments` pieces are concatenated in order.
  *   A delta without an `index` continues the last call. Either way a delta naming a function
- *   with a new id starts a new call (see `pushToolCallDelta`). `tool_calls` may
- *   be one object instead of a list (TGI).
+ *   with a new id, or naming one (without ids) after the call's arguments formed a whole JSON
+ *   object, starts a new call (see `pushToolCallDelta`). `tool_calls` may be one object instead
+ *   of a list (TGI).
  * - Reasoning fields are collected to be sent back with the turn (see `ReasoningCollector`).
  * - Usage is taken from whichever chunk carries it (`usage`, or Groq's `x_groq.usage`).
  * - The stream is complete once `data: [DONE]` arrived or a choice reported `finish_reason`;
@@ -122,6 +123,8 @@ interface PartialCall {
   id: string;
   name: string;
   arguments: string;
+  /** A delta that may start the next call on this index, once argument text follows it (see `pushToolCallDelta`). */
+  next?: { id: string; name: string };
 }
 
 type Loose = Record<string, unknown>;
@@ -186,30 +189,47 @@ export class StreamAssembler {
 
   /**
    * One tool-call delta. It continues the call at its `index` (or, without an index, the last
-   * call), unless it starts another call there: a delta naming a function that brings an id other
-   * than the call's (SGLang, lmdeploy and Gemini put parallel calls on one index). A new id with no
-   * name (OCI sends one per chunk) continues the call, and so does a name without a new id.
+   * call), unless it starts another call there (SGLang, lmdeploy and Gemini put parallel calls on
+   * one index):
+   * - a delta naming a function that brings an id other than the call's (both known);
+   * - a delta naming a function, with no id or the id the call lacks, for a call that already has
+   *   a name and arguments that are a whole JSON object (Gemini: no ids at all). When such a delta
+   *   brings no argument text, the new call starts with the next argument piece; when none comes,
+   *   the delta was a repeat of the call (its id, if any, is taken).
+   * A new id with no name (OCI sends one per chunk) continues the call, and so does a name with
+   * the call's own id, or a name while the arguments are still incomplete.
    */
   private pushToolCallDelta(item: Loose): void {
     const fn = (item.function ?? {}) as Loose;
     const id = typeof item.id === "string" ? item.id : "";
     const name = typeof fn.name === "string" ? fn.name : "";
+    const pieceText = fn.arguments === undefined ? "" : argumentsText(fn.arguments);
     const index = typeof item.index === "number" ? item.index : undefined;
     let call = index === undefined ? this.calls[this.calls.length - 1] : this.byIndex.get(index);
-    if (!call || startsAnotherCall(call, id, name)) {
-      call = { id: "", name: "", arguments: "" };
+    let start: { id: string; name: string } | undefined;
+    if (call && startsAnotherCall(call, id, name)) start = { id, name };
+    else if (call && name !== "" && call.name !== "" && (id === "" || call.id === "") && isWholeObject(call.arguments)) {
+      if (pieceText.trim() === "") {
+        call.next = { id, name };
+        return;
+      }
+      start = { id, name };
+    } else if (call?.next && pieceText.trim() !== "") start = call.next;
+    if (!call || start) {
+      if (call) call.next = undefined;
+      call = { id: start?.id ?? "", name: start?.name ?? "", arguments: "" };
       if (index !== undefined) this.byIndex.set(index, call);
       this.calls.push(call);
     }
     if (call.id === "" && id !== "") call.id = id;
     if (call.name === "" && name !== "") call.name = name;
-    if (fn.arguments !== undefined) call.arguments += argumentsText(fn.arguments);
+    call.arguments += pieceText;
   }
 
   result(): ModelResponse {
     const toolCalls: ToolCall[] = this.calls
       .filter((call) => call.name !== "")
-      .map((call) => ({ id: call.id, name: call.name, arguments: call.arguments }));
+      .map((call) => ({ id: call.id || call.next?.id || "", name: call.name, arguments: call.arguments }));
     const message: AssistantMessage = { role: "assistant", content: this.text, toolCalls };
     if (this.toolCallBlock !== undefined) message.toolCallBlock = this.toolCallBlock;
     const reasoning = this.reasoning.result();
@@ -222,6 +242,21 @@ export class StreamAssembler {
 /** A delta naming a function, with an id other than the call's own (both known), is another call. */
 function startsAnotherCall(call: PartialCall, id: string, name: string): boolean {
   return name !== "" && call.name !== "" && id !== "" && call.id !== "" && id !== call.id;
+}
+
+/**
+ * Whether `text` is one whole JSON object (cheap test first: only a text ending in `}` is parsed,
+ * so a call streamed in many pieces is not parsed once per piece).
+ */
+function isWholeObject(text: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,21 +1,23 @@
 /**
  * The Chat Completions provider, over the `openai` package (loaded on the first request).
  * Rules:
- * - Streams by default (`stream_options.include_usage`); text deltas are reported as they arrive
- *   (without streaming, the whole text is reported once).
+ * - Streams by default (`stream` "auto", with `stream_options.include_usage`); text deltas are
+ *   reported as they arrive (without streaming, the whole text is reported once).
  * - The SDK runs with `maxRetries: 0`; this file retries, so every retry is reported via `onRetry`.
  *   Retried: 408, 409, 429, 5xx, connection errors, timeouts, and a stream cut before its end,
- *   as long as no text of this request was reported yet. Never retried: other 4xx (400, 401 …).
+ *   as long as no text of this request was reported yet. Never retried: other 4xx (400, 401 …),
+ *   401 and 403 even when the server says `x-should-retry: true`, and a 500 that repeats the
+ *   previous attempt's message (see `repeatsItself`).
  *   Delay: `retry-after-ms` / `retry-after` (capped at 30 s), else exponential backoff with jitter.
+ * - A 401 or 403 names where the key came from: "the server at URL rejected the key in $VAR"
+ *   (`apiKeyEnv`), or says that no key is set.
  * - `timeoutMs` is an inactivity limit: no response headers, or no stream data, for that long.
  * - The request's abort signal cancels the request, the stream and any retry wait.
- * - `streamUsage` "auto" (default) asks for usage in streams (`stream_options`); when the server
- *   refuses that (400/422 whose body names stream_options, e.g. Mistral), the request is sent once
- *   more without it, at once and not counted as a retry, and the provider stops sending it.
+ * - A setting the server refuses (`stream_options` and streaming under "auto", reasoning fields
+ *   sent back, `max_tokens`) is given up once: the request is sent again at once without it, not
+ *   counted as a retry, and without it for the rest of the run (see resend.ts).
  * - Reasoning the server sends is marked with this model and base URL, and reasoning goes back
- *   only to the same model and base URL (see reasoning.ts). A server that sent reasoning but
- *   refuses it back (400/422 saying a `reasoning…` field is unsupported, e.g. older vLLM) gets
- *   the request once more without any, like `stream_options`, and no reasoning for the rest of the run.
+ *   only to the same model and base URL (see reasoning.ts).
  * - Failures end in `ModelError(message, status)`; the message names the status and the server's
  *   own error text, whatever the body's shape (see server-errors.ts), and never contains the API
  *   key. A 200 answer that holds an error (`{error}` JSON, an error in the stream) is a failure too.
@@ -27,14 +29,19 @@ import { ModelError } from "./types.js";
 import { buildRequestBody, serializeRequestBytes, type BodySettings, type MaxTokensField } from "./wire.js";
 import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
 import { SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
-import { isRetryableStatus, retryDelayMs } from "./retry.js";
-import { describeErrorBody, describeNonJson, errorBodyOf, errorText, jsonOrText, keepingErrorBodies, namesStreamOptions, refusesField, withHint } from "./server-errors.js";
-import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin } from "./reasoning.js";
+import { isRetryableStatus, repeatsItself, retryDelayMs } from "./retry.js";
+import { describeNonJson, errorText, jsonOrText, keepingErrorBodies, withHint } from "./server-errors.js";
+import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, shownBaseURL } from "./reasoning.js";
+import { giveUpRefusedSetting, type ResendState } from "./resend.js";
+import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
 /** Whether streamed requests ask for usage: "auto" asks and stops asking when the server refuses. */
 export type StreamUsage = "auto" | boolean;
+
+/** Whether requests stream: "auto" streams and stops when the server refuses to stream with tools. */
+export type StreamMode = "auto" | boolean;
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -42,12 +49,14 @@ export interface OpenAIProviderOptions {
   baseURL?: string;
   /** Default: `OPENAI_API_KEY`; a placeholder is sent when neither is set (local servers). */
   apiKey?: string;
+  /** The name of the variable `apiKey` came from, for the message when the server rejects it. */
+  apiKeyEnv?: string;
   temperature?: number;
   maxTokens?: number;
   /** The request field for `maxTokens` (default `max_tokens`). */
   maxTokensField?: MaxTokensField;
-  /** Default true. */
-  stream?: boolean;
+  /** Default "auto": stream, and stop when the server cannot stream with tools (see resend.ts). */
+  stream?: StreamMode;
   /** Default "auto" (see the module rules). */
   streamUsage?: StreamUsage;
   /** Retries after the first attempt (default 2). */
@@ -72,22 +81,8 @@ const MAX_TIMER_MS = 2_000_000_000;
  */
 const JSON_HEADERS = { "content-type": "application/json" };
 
-/** A failed attempt, before deciding whether to retry. */
-class AttemptError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null,
-    readonly retryable: boolean,
-    readonly headers?: Headers,
-    /** The raw error body, when the server sent one. */
-    readonly body?: string,
-  ) {
-    super(message);
-  }
-}
-
 export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
-  const stream = opts.stream ?? true;
+  const stream = opts.stream ?? "auto";
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
   const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
   const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
@@ -97,12 +92,13 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     temperature: opts.temperature,
     maxTokens: opts.maxTokens,
     maxTokensField: opts.maxTokensField,
-    stream,
+    stream: stream !== false,
     streamUsage: streamUsage !== false,
   };
   const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
   // The base URL the SDK will use: the option, else OPENAI_BASE_URL, else OpenAI's API.
-  const origin = reasoningOrigin(opts.model, opts.baseURL || process.env.OPENAI_BASE_URL || "https://api.openai.com/v1");
+  const where = shownBaseURL(opts.baseURL || process.env.OPENAI_BASE_URL || "https://api.openai.com/v1");
+  const origin = reasoningOrigin(opts.model, where);
 
   let client: Promise<OpenAI> | undefined;
   const getClient = () =>
@@ -118,15 +114,18 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         }),
     ));
 
-  /** False once the server refused reasoning fields it sent (see the module rules). */
-  let sendReasoning = true;
+  const resend: ResendState = { settings, streamUsageAuto: streamUsage === "auto", streamAuto: stream === "auto", sendReasoning: true };
+  /** Where the key came from, for a 401/403: `$VAR`, or undefined when no key is set. */
+  const keySource = opts.apiKey ? (opts.apiKeyEnv ? `$${opts.apiKeyEnv}` : "the apiKey option") : apiKey ? "$OPENAI_API_KEY" : undefined;
   async function complete(request: ModelRequest): Promise<ModelResponse> {
-    let messages = reasoningFor(request.messages, sendReasoning ? origin : "");
-    let body: RequestBody = { json: serializeRequestBytes(settings, messages, request.tools), stream };
+    let messages = reasoningFor(request.messages, resend.sendReasoning ? origin : "");
+    const bodyOf = (): RequestBody => ({ json: serializeRequestBytes(settings, messages, request.tools), stream: settings.stream });
+    let body = bodyOf();
     const sdk = await getClient();
-    /** `model at baseURL` for error messages. */
-    /** Attempts that do not count against maxRetries (the one resend without stream_options or reasoning). */
+    /** Attempts that do not count against maxRetries (resends without a refused setting). */
     let uncounted = 0;
+    /** The previous failure of this body, to stop on a server error that repeats itself (retry.ts). */
+    let previous: string | undefined;
     for (let attempt = 0; ; attempt++) {
       if (request.signal.aborted) throw abortedError(origin);
       const emitted = { chars: 0 };
@@ -136,28 +135,31 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
         if (request.signal.aborted) throw abortedError(origin);
         const failure = toAttemptError(error, timeoutMs, emitted.chars, sdk);
         const message = redact(failure.message);
-        // A refused optional field: send once more without it, at once and not counted as a retry.
-        const refusal = failure.body ?? failure.message;
-        let dropped: string | undefined;
-        if (stream && streamUsage === "auto" && settings.streamUsage && namesStreamOptions(failure.status, refusal)) {
-          settings.streamUsage = false;
-          dropped = "stream_options";
-        } else if (sendReasoning && carriesReasoning(messages) && refusesField(failure.status, refusal, "reasoning")) {
-          sendReasoning = false;
-          messages = reasoningFor(request.messages, "");
-          dropped = "reasoning fields";
-        }
-        if (dropped !== undefined) {
-          body = { json: serializeRequestBytes(settings, messages, request.tools), stream };
+        // A refused optional setting: send once more without it, at once and not counted as a retry.
+        const change = giveUpRefusedSetting(resend, failure.status, failure.body ?? failure.message, carriesReasoning(messages));
+        if (change !== undefined) {
+          if (!resend.sendReasoning) messages = reasoningFor(request.messages, "");
+          body = bodyOf();
           uncounted++;
-          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again without ${dropped})` });
+          previous = undefined;
+          request.onRetry?.({ attempt: attempt + 1, delayMs: 0, status: failure.status, message: `${message} (sending the request again ${change})` });
           continue;
         }
-        if (!failure.retryable || attempt - uncounted >= maxRetries) {
-          const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
-          const hint = failure.status === 401 && !apiKey ? " (no API key is set: set OPENAI_API_KEY, or name the variable in model.apiKeyEnv)" : "";
-          throw new ModelError(`Model request to ${origin} failed: ${message}${tries}${hint}`, failure.status);
+        const tries = attempt > 0 ? ` (after ${attempt + 1} attempts)` : "";
+        if (failure.status === 401 || failure.status === 403) {
+          // Never retried, whatever x-should-retry says: the same key gets the same answer.
+          const text = keySource
+            ? `the server at ${where} rejected the key in ${keySource}: ${message}`
+            : `${message} (no API key is set: set ${opts.apiKeyEnv ?? "OPENAI_API_KEY"}${opts.apiKeyEnv ? "" : ", or name the variable in model.apiKeyEnv"})`;
+          throw new ModelError(`Model request to ${origin} failed: ${text}${tries}`, failure.status);
         }
+        if (failure.retryable && repeatsItself(failure.status, failure.headers, message, previous)) {
+          throw new ModelError(`Model request to ${origin} failed: ${message}${tries}; the server gave the same answer to the retry, so it is not retried again`, failure.status);
+        }
+        if (!failure.retryable || attempt - uncounted >= maxRetries) {
+          throw new ModelError(`Model request to ${origin} failed: ${message}${tries}`, failure.status);
+        }
+        previous = message;
         const info: RetryInfo = { attempt: attempt + 1, delayMs: retryDelayMs(attempt + 1, failure.headers), status: failure.status, message };
         request.onRetry?.(info);
         await sleep(info.delayMs, undefined, { signal: request.signal }).catch(() => {
@@ -344,51 +346,6 @@ function parseCompletion(answer: unknown): ModelResponse {
     usage: parseUsage(wireUsageOf(completion)),
     finishReason: typeof finish === "string" && finish !== "" ? finish : "unknown",
   };
-}
-
-/** Classify anything thrown by an attempt. `emittedChars > 0` makes every failure final. */
-function toAttemptError(error: unknown, timeoutMs: number, emittedChars: number, sdk: OpenAI): AttemptError {
-  const failure = classify(error, timeoutMs, sdk);
-  if (emittedChars === 0 || !failure.retryable) return failure;
-  return new AttemptError(`${failure.message} (after ${emittedChars} characters of text were already received)`, failure.status, false);
-}
-
-function classify(error: unknown, timeoutMs: number, sdk: OpenAI): AttemptError {
-  if (error instanceof AttemptError) return error;
-  if (error instanceof StreamServerError) return new AttemptError(`the server reported an error in the stream: ${error.serverMessage}`, null, false);
-  if (error instanceof SyntaxError) return new AttemptError(`the server sent invalid JSON: ${error.message}`, null, false);
-  const Sdk = sdk.constructor as typeof OpenAI;
-  if (error instanceof Sdk.APIConnectionTimeoutError) return new AttemptError(`no response from the server for ${timeoutMs} ms`, null, true);
-  if (error instanceof Sdk.APIError && typeof error.status === "number") {
-    const status = error.status;
-    const headers = error.headers instanceof Headers ? error.headers : undefined;
-    const raw = headers ? errorBodyOf(headers) : undefined;
-    const detail =
-      raw !== undefined ? withHint(describeErrorBody(raw, headers?.get("content-type") ?? ""))
-      : error.error !== undefined && error.error !== null ? errorText(error.error)
-      : "(no error message)";
-    const shouldRetry = headers?.get("x-should-retry");
-    const retryable = shouldRetry === "true" ? true : shouldRetry === "false" ? false : isRetryableStatus(status);
-    return new AttemptError(`HTTP ${status}: ${detail}`, status, retryable, headers, raw);
-  }
-  const name = (error as { name?: unknown } | null)?.name;
-  if (error instanceof Sdk.APIConnectionError || error instanceof Sdk.APIUserAbortError || name === "TypeError" || name === "AbortError") {
-    return new AttemptError(`connection failed: ${rootCauseText(error)}`, null, true);
-  }
-  return new AttemptError(error instanceof Error ? error.message : String(error), null, false);
-}
-
-/** The innermost cause's message, e.g. `connect ECONNREFUSED 127.0.0.1:9`. */
-function rootCauseText(error: unknown): string {
-  const texts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const message = (current as { message?: unknown }).message;
-    const code = (current as { code?: unknown }).code;
-    if (typeof message === "string" && message !== "") texts.push(typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return texts.length > 0 ? texts[texts.length - 1] : "unknown error";
 }
 
 function abortedError(where: string): ModelError {

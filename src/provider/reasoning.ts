@@ -10,16 +10,19 @@
  */
 import type { AssistantMessage, ChatMessage, ModelResponse } from "./types.js";
 
-/** The origin of a server's reasoning: `model at baseURL` (protocol, host and path only). */
+/** The origin of a server's reasoning: `model at baseURL` (the base URL as `shownBaseURL` gives it). */
 export function reasoningOrigin(model: string, baseURL: string): string {
-  let where = "(invalid base URL)";
+  return `${model} at ${shownBaseURL(baseURL)}`;
+}
+
+/** A base URL as shown in messages and marks: protocol, host and path only (no credentials, no query). */
+export function shownBaseURL(baseURL: string): string {
   try {
     const parsed = new URL(baseURL);
-    where = `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}`;
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, "")}`;
   } catch {
-    // an unparsable base URL keeps the placeholder (the SDK refuses such a URL anyway)
+    return "(invalid base URL)"; // the SDK refuses such a URL anyway
   }
-  return `${model} at ${where}`;
 }
 
 /** `response` with its reasoning marked as coming from `origin` (no copy when it has none). */

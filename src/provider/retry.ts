@@ -30,3 +30,15 @@ function retryAfterMs(headers?: Headers): number | undefined {
   return Number.isFinite(date) ? date - Date.now() : undefined;
 }
 
+
+/**
+ * Whether a retryable failure only repeats the previous attempt's: an HTTP 500 with the same
+ * message, and no sign from the server that waiting helps (`retry-after`, `retry-after-ms`,
+ * `x-should-retry: true`). llama.cpp answers 500 for request errors that never change ("tools
+ * param requires --jinja flag"); a passing 500 usually differs (OpenAI's names a request id), and
+ * 429, 502, 503 and 504, which repeat their text while they last, keep the whole retry budget.
+ */
+export function repeatsItself(status: number | null, headers: Headers | undefined, message: string, previous: string | undefined): boolean {
+  if (status !== 500 || previous === undefined || message !== previous) return false;
+  return !headers?.has("retry-after") && !headers?.has("retry-after-ms") && headers?.get("x-should-retry") !== "true";
+}

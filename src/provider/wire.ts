@@ -6,6 +6,12 @@
  * - A tool message carries text only: image parts become a text placeholder there, and the images
  *   follow in one user message (`image_url` data URLs) after the run of tool messages they belong to.
  * - An assistant message with tool calls and no text sends `content: null`.
+ * - A call's `arguments` go back as the model sent them when they are a JSON object; arguments
+ *   yiem read another way (`""`, a double-encoded object) go back as the object it read; any
+ *   other text (cut by the length limit, not JSON, not an object) goes back as `{}`, since some
+ *   servers refuse the whole request otherwise (llama.cpp: HTTP 500 "Failed to parse tool call
+ *   arguments as JSON"). Such a call was rejected, and its raw text is in the rejection's tool
+ *   result and in the events.
  * - The token limit goes out as `max_tokens` (widely accepted), or as `max_completion_tokens` when
  *   `maxTokensField` says so (OpenAI's reasoning models refuse `max_tokens`; Mistral the other).
  * - A streamed request asks for usage (`stream_options.include_usage`) unless `streamUsage` is false.
@@ -19,6 +25,7 @@
  *   place is serialised again.
  */
 import type { ContentPart, ImageContent, Usage } from "../tools/types.js";
+import { isPlainObject, parseToolArguments } from "../tools/arguments.js";
 import { REASONING_FIELDS, type AssistantMessage, type ChatMessage, type ReasoningFields, type ToolResultMessage, type ToolSpec } from "./types.js";
 
 export type MaxTokensField = "max_tokens" | "max_completion_tokens";
@@ -315,13 +322,24 @@ function toWireAssistant(message: AssistantMessage): WireMessage {
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: "function",
-            function: { name: call.name, arguments: call.arguments },
+            function: { name: call.name, arguments: wireArguments(call.arguments) },
           })),
         };
   // Only the known reasoning fields: a message loaded from a session file could hold anything.
   const reasoning = message.reasoning;
   if (reasoning) for (const field of REASONING_FIELDS) if (reasoning[field] !== undefined) (wire as Record<string, unknown>)[field] = reasoning[field];
   return wire;
+}
+
+/** A call's arguments as sent back: text every server can parse as a JSON object (see module rules). */
+export function wireArguments(raw: string): string {
+  try {
+    if (isPlainObject(JSON.parse(raw))) return raw;
+  } catch {
+    // not JSON: read as the loop reads it below
+  }
+  const parsed = parseToolArguments(raw);
+  return parsed.ok ? JSON.stringify(parsed.value) : "{}";
 }
 
 /** Text parts joined by newlines; each image is replaced by a placeholder line. */

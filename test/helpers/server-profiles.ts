@@ -159,6 +159,26 @@ function reasoningSentBack(field: string, refusal: (index: number) => ChatReply)
   };
 }
 
+/** llama.cpp's answer to a request it cannot take: HTTP 500 with `{error: {code, message, type: "server_error"}}`. */
+export function llamaCppError(message: string): ChatReply {
+  return { kind: "error", status: 500, body: { error: { code: 500, message, type: "server_error" } } };
+}
+
+/** llama.cpp parses every assistant call's arguments (nlohmann::json) when it renders the history; one that fails is a 500. */
+function llamaCppToolArguments(body: Body): ProfileRefusal | null {
+  for (const [i, message] of (body.messages as Message[]).entries()) {
+    for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+      const args = call?.function?.arguments;
+      try {
+        JSON.parse(args);
+      } catch (error) {
+        return refuse(`unparseable arguments at message ${i}`, llamaCppError(`Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] ${(error as Error).message}`));
+      }
+    }
+  }
+  return null;
+}
+
 // ---- profiles ----
 
 export const profiles = {
@@ -202,6 +222,13 @@ export const profiles = {
   /** Groq with a model that sends `reasoning` but refuses it back (deepseek-r1-distill, gptel issue 774). */
   groqRefusingReasoning: (): ServerProfile =>
     profile("groq-refusing-reasoning", (body) => groqMessages(body, new Set([...GROQ_MESSAGE_FIELDS].filter((f) => f !== "reasoning")))),
+  /** llama.cpp's server: a request whose history holds tool-call arguments that are not JSON is a 500. */
+  llamaCpp: (): ServerProfile => profile("llama.cpp", llamaCppToolArguments),
+  /** A llama.cpp build that cannot stream with tools: a streamed request that offers tools is a 500. */
+  llamaCppNoStreamTools: (): ServerProfile =>
+    profile("llama.cpp-no-stream-tools", (body) =>
+      body.stream === true && Array.isArray(body.tools) && body.tools.length > 0 ? refuse("stream with tools", llamaCppError("Cannot use tools with stream")) : null,
+    ),
   /** A server that takes anything the official schema allows (the schema check still runs). */
   lenient: (name: string): ServerProfile => profile(name),
 };

@@ -186,6 +186,7 @@ async function run(ctx: RunContext): Promise<number> {
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
     apiKey: spec.model.apiKey,
+    apiKeyEnv: spec.model.apiKeyEnv,
     temperature: spec.model.temperature,
     maxTokens: spec.model.maxTokens,
     maxTokensField: spec.model.maxTokensField,
