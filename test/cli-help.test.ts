@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/cli/exit-codes.js";
-import { editDistance, nearestFlag } from "../src/cli/usage-errors.js";
+import { nearestFlag } from "../src/cli/usage-errors.js";
+import { editDistance } from "../src/nearest-name.js";
 import { repoRoot, runCli, yiemBin, type CliResult } from "./helpers/cli.js";
 
 const cliDoc = readFileSync(join(repoRoot, "docs/cli.md"), "utf8");

@@ -20,6 +20,7 @@ export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides 
   if (argv.timeout !== undefined) overrides.runTimeoutMs = String(argv.timeout);
   if (argv["allow-tools"] !== undefined) overrides.allowTools = list(argv["allow-tools"]);
   if (argv["deny-tools"] !== undefined) overrides.denyTools = list(argv["deny-tools"]);
+  if (typeof argv.strict === "boolean") overrides.strict = argv.strict;
   return overrides;
 }
 
