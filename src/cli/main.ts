@@ -92,7 +92,8 @@ export async function main(args: string[]): Promise<void> {
         .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })
         .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
         .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
-        .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" }),
+        .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" })
+        .option("strict", { type: "boolean", describe: "For CI: exit 2 before the model is called when a tool or hook cannot load or start, or a tool glob matches nothing (--no-strict: warnings only)" }),
     )
     .command(
       "config",

@@ -29,7 +29,8 @@ import { toJsonSafe } from "../events/serialize.js";
 import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { packageVersion } from "../main.js";
-import { loadRegistry, loadSpecFromArgv } from "../setup.js";
+import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, type LoadProblem } from "../setup.js";
+import { commandLineProblems, NO_PROMPT, strictLoadError } from "../preflight.js";
 import { composePrompt, readStdin, STDIN_GRACE_MS } from "../stdin.js";
 import { parseMessagesNdjson } from "../messages-input.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
@@ -139,7 +140,8 @@ function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 async function run(ctx: RunContext): Promise<number> {
   const { argv, signal } = ctx;
-  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"]), signal);
+  // Every mistake at once, before the key is asked for: the command line's with the spec's.
+  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"], commandLineProblems(argv)), signal);
   const secrets = secretValues(process.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
   startDeadline(ctx, spec);
@@ -154,6 +156,9 @@ async function run(ctx: RunContext): Promise<number> {
     import("../../tools/policy.js").then((m) => m.createToolPolicy(spec.tools.allow, spec.tools.deny)),
     import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
   ]), signal);
+  const loadProblems = await findLoadProblems(spec, loaded);
+  const strictError = strictLoadError(spec, loadProblems);
+  if (strictError) throw strictError;
   let provider: Provider = await createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
@@ -175,7 +180,7 @@ async function run(ctx: RunContext): Promise<number> {
       messages,
       tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema })),
     }) ?? null;
-    await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loaded.problems, request }));
+    await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loadProblems.map(problemJson), request }));
     return EXIT.ok;
   }
 
@@ -203,7 +208,7 @@ async function run(ctx: RunContext): Promise<number> {
     configPath: spec.configPath,
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
-    startWarnings: loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
+    startWarnings: loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) })),
   });
   ctx.stopDeadline();
   return finishRun(ctx, result, redact, recorder);
@@ -240,6 +245,11 @@ async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, r
   if (ctx.mode === "none") reportUsageError(failure);
   const succeeded = result.stopReason === "completed" || result.stopReason === "terminated";
   return succeeded ? EXIT.failure : exitCodeFor(result.stopReason, ctx.received());
+}
+
+/** A load problem in `--dry-run`'s `problems`: `{path, reason}` as a tool load problem reads, path omitted when none. */
+function problemJson(problem: LoadProblem): { path?: string; reason: string } {
+  return { ...(problem.path ? { path: problem.path } : {}), reason: loadProblemMessage(problem) };
 }
 
 /** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */
@@ -297,7 +307,7 @@ async function initialMessages(argv: Record<string, unknown>, spec: ResolvedSpec
     if (prompt) messages.push({ role: "user", content: prompt });
   }
   if (!messages.some((m) => m.role === "user")) {
-    throw new UsageError('no prompt: give it as words (yiem run "…"), pipe it on stdin, or use --input-format ndjson');
+    throw new UsageError(NO_PROMPT);
   }
   return messages;
 }
