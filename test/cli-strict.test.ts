@@ -128,6 +128,18 @@ describe("point 6: strict loading", { timeout: 60_000 }, () => {
     expect(relaxed.stdout).toBe("relaxed\n");
   });
 
+  it("--dry-run lists the load problems as yiem tools check words them", async () => {
+    const dir = await brokenProject();
+    const r = await runCli(["run", "--dry-run", "--events", "none", "hi"], { cwd: dir, env: { ...NO_SERVER, TEST_API_KEY: "sk-test" } });
+    expect(r.code, r.stderr).toBe(0);
+    const { problems } = JSON.parse(r.stdout) as { problems: Array<{ path?: string; reason: string }> };
+    expect(problems).toEqual([
+      { path: join(dir, "tools/deploy.tool.yaml"), reason: expect.stringMatching(/^tool "deploy": program "\.\/deploy\.sh" .* not found$/) },
+      { path: join(dir, "tools/lint.tool.yaml"), reason: 'tool "lint": program "no-such-program-for-yiem-tests" is not on PATH' },
+      { reason: expect.stringMatching(/^hooks\.beforeToolCall: program .* is not executable/) },
+    ]);
+  });
+
   it("--strict passes a project whose tools and hooks can all start", async () => {
     const dir = await project([...SERVER_MODEL, "hooks:", "  afterToolCall: { command: [./hooks/audit.sh] }"], {
       "tools/deploy.tool.yaml": MANIFEST("deploy", "./deploy.sh"),

@@ -247,9 +247,9 @@ async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, r
   return succeeded ? EXIT.failure : exitCodeFor(result.stopReason, ctx.received());
 }
 
-/** A load problem in `--dry-run`'s `problems`: `{path, reason}` as a tool load problem reads, path omitted when none. */
+/** A load problem in `--dry-run`'s `problems`: `{path, reason}` as `yiem tools check` prints it, path omitted when none. */
 function problemJson(problem: LoadProblem): { path?: string; reason: string } {
-  return { ...(problem.path ? { path: problem.path } : {}), reason: loadProblemMessage(problem) };
+  return { ...(problem.path ? { path: problem.path } : {}), reason: problem.reason };
 }
 
 /** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */
