@@ -5,6 +5,9 @@
  * Rules:
  * - A problem before the run starts (bad flags, bad spec, no prompt) is exit 2: in ndjson mode it
  *   is reported as a lone `agentEnd` event with stopReason `error`, so stderr stays machine-readable.
+ *   All such problems are reported together (../preflight.ts, config/problems.ts).
+ * - Load problems (../setup.ts `findLoadProblems`) are `warning` events after agentStart; under
+ *   strict loading they end the run the same way, exit 2, before the model is called.
  * - The run's one abort signal covers everything from the spec on: reading stdin and loading tools
  *   too. A signal ends it `aborted` (128 + the signal's number), the run deadline (`--timeout`,
  *   counted from when the spec is read) `timeout` (exit 3), an event loop that ran dry (nothing
