@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/cli/exit-codes.js";
-import { editDistance, nearestFlag } from "../src/cli/usage-errors.js";
+import { nearestFlag } from "../src/cli/usage-errors.js";
+import { editDistance, nearestName } from "../src/nearest-name.js";
 import { repoRoot, runCli, yiemBin, type CliResult } from "./helpers/cli.js";
 
 const cliDoc = readFileSync(join(repoRoot, "docs/cli.md"), "utf8");
@@ -344,12 +345,25 @@ describe("nearestFlag", () => {
     ["--base", "--base-url"],
     ["--no-dry-runn", "--no-dry-run"],
     ["--debgu", "--debug"],
+    ["--maxturns", "--max-turns"],
+    ["--max_turns", "--max-turns"],
   ])("%s → %s", (typed, expected) => {
     expect(nearestFlag(typed, flags)).toBe(expected);
   });
 
-  it.each(["--zzzzzz", "--to", "-q", "--x", "--banana"])("%s → no suggestion", (typed) => {
+  it.each(["--zzzzzz", "--to", "-q", "--x", "--banana", "--max-tokens", "--maxtokens", "--max-token"])("%s → no suggestion", (typed) => {
     expect(nearestFlag(typed, flags)).toBeUndefined();
+  });
+
+  it("spec keys use the same rule: case and separators do not count, another word is no typo", () => {
+    const limits = ["maxTurns", "toolTimeoutMs", "runTimeoutMs", "maxConcurrency", "maxTokens", "loopDetection"];
+    expect(nearestName("maxTurn", limits)).toBe("maxTurns");
+    expect(nearestName("max_tokens", limits)).toBe("maxTokens");
+    expect(nearestName("toolTimeout", limits)).toBe("toolTimeoutMs");
+    expect(nearestName("baseUrl", ["name", "baseURL", "apiKeyEnv"])).toBe("baseURL");
+    expect(nearestName("toolDir", ["toolDirs", "tools", "toolExecution"])).toBe("toolDirs");
+    expect(nearestName("maxTurns", ["maxTokens"])).toBeUndefined();
+    expect(nearestName("timeout", ["maxTurns", "toolTimeoutMs", "runTimeoutMs"])).toBeUndefined();
   });
 
   it("counts a swap of two letters as one edit", () => {

@@ -41,18 +41,28 @@ describe("spec errors name the file, line and key", () => {
     expect(error.message).toMatch(/^agent\.config\.json:3: invalid JSON: /);
   });
 
-  it("unknown top-level key, with the allowed keys", async () => {
+  it("unknown top-level key, with the nearest known key", async () => {
     const error = await failure(yaml("# comment", "name: a", "model: m", "", "builtinTools: [listTools]", "", "toolDir: [tools]"));
-    expect(error.message).toBe(
-      'agent.config.yaml:7: unknown key "toolDir" in the spec (allowed: $schema, name, systemPrompt, systemPromptFile, ' +
-        "model, toolDirs, builtinTools, writeToolDir, toolExecution, tools, limits, hooks)",
-    );
+    expect(error.message).toBe('agent.config.yaml:7: unknown key "toolDir" in the spec (did you mean "toolDirs"?)');
     expect(error).toMatchObject({ line: 7, key: "toolDir" });
   });
 
-  it("unknown nested key", async () => {
+  it("unknown key with nothing close: the allowed keys", async () => {
+    const error = await failure(yaml("model: m", "colour: blue"));
+    expect(error.message).toBe(
+      'agent.config.yaml:2: unknown key "colour" in the spec (allowed: $schema, name, systemPrompt, systemPromptFile, ' +
+        "model, toolDirs, builtinTools, writeToolDir, toolExecution, tools, limits, strict, hooks)",
+    );
+  });
+
+  it("unknown nested key, with the nearest known key", async () => {
     const error = await failure(yaml("model: m", "limits:", "  maxTurns: 3", "  maxTurn: 4"));
-    expect(error.message).toMatch(/^agent\.config\.yaml:4: unknown key "maxTurn" in "limits" \(allowed: maxTurns, /);
+    expect(error.message).toBe('agent.config.yaml:4: unknown key "maxTurn" in "limits" (did you mean "maxTurns"?)');
+  });
+
+  it("a key in the wrong case gets the right one", async () => {
+    const error = await failure(yaml("model:", "  name: m", "  baseUrl: http://localhost:1/v1"));
+    expect(error.message).toBe('agent.config.yaml:3: unknown key "baseUrl" in "model" (did you mean "baseURL"?)');
   });
 
   it("wrong type", async () => {
@@ -202,6 +212,79 @@ describe("flag errors", () => {
   it("-c naming a missing file", async () => {
     const error = await failure({}, { configPath: "missing.yaml", overrides: { model: "m" } });
     expect(error.message).toBe("config file missing.yaml not found");
+  });
+});
+
+describe("every problem of a load is reported at once", () => {
+  it("schema errors, missing files and bad flags come in one error, in file order, without the key", async () => {
+    const error = await failure(
+      {
+        "tools/": "",
+        ...yaml(
+        "model:",
+        "  name: gpt-4o-mini",
+        "  baseUrl: http://localhost:11434/v1",
+        "systemPromptFile: prompts/none.md",
+        "toolDirs: [tools, missing-tools]",
+        "limits:",
+        "  maxTurns: ten",
+        "  maxTurn: 3",
+        "hooks:",
+        "  beforeToolCall: ./hooks/none.ts",
+        ),
+      },
+      { env: {}, overrides: { toolTimeoutMs: "soon" } },
+    );
+    const lines = error.message.split("\n");
+    expect(lines[0]).toBe("7 problems:");
+    expect(lines.slice(1)).toEqual([
+      '  agent.config.yaml:3: unknown key "baseUrl" in "model" (did you mean "baseURL"?)',
+      '  agent.config.yaml:7: "limits.maxTurns" must be an integer >= 1 (got "ten")',
+      '  agent.config.yaml:8: unknown key "maxTurn" in "limits" (did you mean "maxTurns"?)',
+      expect.stringMatching(/^ {2}agent\.config\.yaml:4: systemPromptFile: system prompt file "prompts\/none\.md" not found/),
+      expect.stringMatching(/^ {2}agent\.config\.yaml:5: toolDirs\[1\]: tool folder "missing-tools" not found/),
+      expect.stringMatching(/^ {2}--tool-timeout: invalid duration "soon"/),
+      expect.stringMatching(/^ {2}agent\.config\.yaml:10: hooks\.beforeToolCall: hook module "\.\/hooks\/none\.ts" not found/),
+    ]);
+    expect(error.problems).toHaveLength(7);
+    // The key would be asked for next, but a fixed baseURL may make it unneeded.
+    expect(error.message).not.toContain("OPENAI_API_KEY");
+  });
+
+  it("a bad value is not also reported as missing", async () => {
+    const error = await failure(yaml("name: ${UNSET_NAME_VAR}", "model:", "  name: ${UNSET_MODEL_VAR}", "  stream: maybe"), { env: {} });
+    expect(error.problems?.map((p) => p.message)).toEqual([
+      'agent.config.yaml:1: "name": environment variable UNSET_NAME_VAR is not set (use ${UNSET_NAME_VAR:-default} for a default)',
+      'agent.config.yaml:3: "model.name": environment variable UNSET_MODEL_VAR is not set (use ${UNSET_MODEL_VAR:-default} for a default)',
+      'agent.config.yaml:4: "model.stream" must be one of auto, true, false (got "maybe")',
+    ]);
+    expect(error.message).not.toMatch(/no model/);
+  });
+
+  it("several bad flags at once", async () => {
+    const error = await failure({}, { overrides: { model: "m", maxTurns: "ten", runTimeoutMs: "later", toolDirs: ["nope", "nope2"] } });
+    expect(error.problems?.map((p) => p.key)).toEqual(["--tool-dir", "--tool-dir", "--max-turns", "--timeout"]);
+  });
+
+  it("a spec file that cannot be read still lets the flags be checked, and is not 'no model'", async () => {
+    const error = await failure({}, { configPath: "missing.yaml", overrides: { maxTurns: "0" }, env: {} });
+    expect(error.message).toBe('2 problems:\n  config file missing.yaml not found\n  --max-turns must be an integer >= 1 (got "0")');
+  });
+
+  it("the caller's command-line problems come first", async () => {
+    const error = await failure(yaml("model: m", "toolExecution: fast"), { commandLineProblems: ["no prompt: give it as words"] });
+    expect(error.message).toBe('2 problems:\n  no prompt: give it as words\n  agent.config.yaml:2: "toolExecution" must be one of sequential, parallel (got "fast")');
+  });
+
+  it("the missing key alone is reported once nothing else is wrong", async () => {
+    const error = await failure(yaml("model: gpt-4o-mini"), { env: {} });
+    expect(error.problems).toBeUndefined();
+    expect(error.message).toMatch(/^OPENAI_API_KEY is not set/);
+  });
+
+  it("a bad list item does not shift the other items' names", async () => {
+    const error = await failure({ ...yaml("model: m", "toolDirs: [tools, 3, missing]"), "tools/": "" });
+    expect(error.message).toBe('agent.config.yaml:2: "toolDirs[1]" must be a non-empty string (got 3)');
   });
 });
 

@@ -166,6 +166,7 @@ describe("paths", () => {
     });
     expect(spec.builtinTools).toEqual(["listTools", "writeTool"]);
     expect(spec.toolExecution).toBe("parallel");
+    expect(spec.strict).toBe(true);
     expect(spec.tools).toEqual({ allow: ["get*", "listTools"], deny: ["getSecret"] });
     expect(spec.limits).toEqual({
       maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, loopDetection: 0,

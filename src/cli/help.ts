@@ -17,7 +17,7 @@ const ENVIRONMENT = `Environment:
 const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
   ok: "The model answered, or a tool ended the run",
   failure: "Runtime failure: model server error after retries, replay file used up, internal error",
-  usage: "Usage or spec error: unknown flag, bad value, no prompt, invalid spec, missing API key",
+  usage: "Usage or spec error: unknown flag, bad value, no prompt, invalid spec, missing API key; under --strict a load problem",
   limit: "A limit stopped the run: maxTurns, timeout, token budget, loop detected, an answer cut by maxTokens",
   sighup: "Interrupted by SIGHUP (the terminal went away)",
   sigint: "Interrupted by SIGINT (Ctrl-C)",
@@ -50,7 +50,8 @@ const RUN_EXAMPLES = `Examples:
   yiem run --base-url http://localhost:11434/v1 -m llama3.1:8b "Weather in Rome?"
   git diff | yiem run -c configs/review.yaml "Review this change" > review.md
   yiem run --output json --events ndjson --timeout 2m "…" > result.json 2>> events.ndjson
-  yiem run --dry-run -c configs/weather.yaml "hi"   # the resolved spec and first request; no model`;
+  yiem run --dry-run -c configs/weather.yaml "hi"   # the resolved spec and first request; no model
+  yiem run --strict --dry-run "hi"                  # CI: exit 2 if a tool, hook or tool glob is broken`;
 
 /** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
 const COMMAND_HELP: Record<string, string> = {
@@ -68,7 +69,7 @@ ${exitCodes(["0", "The tool returned a result"], ["1", "The tool returned an err
   yiem tools new lint --command --description "Runs the linter."
 
 ${exitCodes(["0", "Written (the path on stdout)"], ["1", "The written file failed to load (the write is undone)"], ["2", "A bad or taken name, a bad schema or code, or a usage error"])}`,
-  "tools check": exitCodes(["0", "Every tool loads and every schema compiles"], ["1", "Any problem (each printed as file: reason)"], ["2", "A spec or usage error"]),
+  "tools check": exitCodes(["0", "Every tool loads, every schema compiles, every program can start, every tool glob matches"], ["1", "Any problem (each printed as file: reason): the ones yiem run --strict stops on"], ["2", "A spec or usage error"]),
 };
 
 function exitCodes(...lines: Array<[string, string]>): string {

@@ -97,7 +97,8 @@ export async function main(args: string[]): Promise<void> {
         .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
         .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
         .option("stdin", { type: "boolean", describe: "Wait for stdin to end, with no grace (--no-stdin: never read it)" })
-        .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" }),
+        .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" })
+        .option("strict", { type: "boolean", describe: "For CI: exit 2 before the model is called when a tool or hook cannot load or start, or a tool glob matches nothing (--no-strict: warnings only)" }),
     )
     .command(
       "config",
@@ -215,7 +216,7 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
 }
 
 /** `yiem run`'s flags that take no value; every other flag's next word is its value. */
-const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--no-stdin", "--help", "-h", "--no-debug", "--no-dry-run"]);
+const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 
 function takesValue(previous: string | undefined): boolean {
   return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !RUN_BOOLEAN_FLAGS.has(previous);

@@ -11,6 +11,8 @@ import { parseMessagesNdjson } from "./messages-input.js";
 import { composePrompt, STDIN_GRACE_MS, type StdinMode, type StdinResult } from "./stdin.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 
+export const NO_PROMPT = 'no prompt: give it as words (yiem run "…"), pipe it on stdin, or use --input-format ndjson';
+
 /** The prompt as the command line gives it: the words, where stdin goes, and how stdin is read. */
 export interface PromptInput {
   /** The words before `--` and every word after it, in order. */
@@ -74,7 +76,7 @@ export function initialMessages(argv: Record<string, unknown>, spec: ResolvedSpe
     if (prompt) messages.push({ role: "user", content: prompt });
   }
   if (!messages.some((m) => m.role === "user")) {
-    throw new UsageError('no prompt: give it as words (yiem run "…"), pipe it on stdin, or use --input-format ndjson');
+    throw new UsageError(NO_PROMPT);
   }
   return messages;
 }

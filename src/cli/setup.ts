@@ -20,10 +20,12 @@ export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides 
   if (argv.timeout !== undefined) overrides.runTimeoutMs = String(argv.timeout);
   if (argv["allow-tools"] !== undefined) overrides.allowTools = list(argv["allow-tools"]);
   if (argv["deny-tools"] !== undefined) overrides.denyTools = list(argv["deny-tools"]);
+  if (typeof argv.strict === "boolean") overrides.strict = argv.strict;
   return overrides;
 }
 
-export async function loadSpecFromArgv(argv: Record<string, unknown>, requireModel: boolean): Promise<ResolvedSpec> {
+/** The spec for `argv`; `commandLineProblems` (see config/types.ts) are reported with the spec's. */
+export async function loadSpecFromArgv(argv: Record<string, unknown>, requireModel: boolean, commandLineProblems: string[] = []): Promise<ResolvedSpec> {
   const { loadSpec } = await import("../config/load.js");
   return loadSpec({
     cwd: process.cwd(),
@@ -31,6 +33,7 @@ export async function loadSpecFromArgv(argv: Record<string, unknown>, requireMod
     env: process.env,
     overrides: overridesFromArgv(argv),
     requireModel,
+    commandLineProblems,
   });
 }
 
@@ -51,4 +54,70 @@ export async function loadRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
     registry.register(tool, { kind: "builtin" });
   }
   return loadTools(spec.toolDirs, { registry });
+}
+
+/**
+ * A problem that makes a tool or hook fail later, or a tool glob that matches nothing, found
+ * before the model is called. `yiem run` emits each as a `warning` event, or under `--strict`
+ * (spec `strict: true`) stops with exit 2 naming them all; `yiem tools check` lists them.
+ */
+export interface LoadProblem {
+  /** The file at fault (a tool file, a manifest, a hook program), when there is one. */
+  path?: string;
+  /** What is wrong, without the path. */
+  reason: string;
+  /** The tool file did not load at all (its reason is the loader's). */
+  notLoaded?: boolean;
+}
+
+/**
+ * Every load problem of `spec` and its `loaded` tools: the tool files that did not load, command
+ * tools and command hooks whose program cannot be started (../tools/program.ts), and each glob of
+ * `tools.allow` / `tools.deny` (spec or flag; the default `*` aside) that matches no loaded tool.
+ * The one home of these checks, for `yiem run`, `--strict` and `yiem tools check`.
+ */
+export async function findLoadProblems(spec: ResolvedSpec, loaded: LoadedTools): Promise<LoadProblem[]> {
+  const [{ programProblem }, { commandToolProgram }, { matchesGlob }, { nearestName }] = await Promise.all([
+    import("../tools/program.js"),
+    import("../tools/command-tool.js"),
+    import("../tools/policy.js"),
+    import("../nearest-name.js"),
+  ]);
+  const problems: LoadProblem[] = loaded.problems.map((p) => ({ path: p.path, reason: p.reason, notLoaded: true }));
+  const infos = loaded.registry.infos();
+  for (const info of infos) {
+    const tool = loaded.registry.get(info.name);
+    const command = tool && commandToolProgram(tool);
+    const problem = command && programProblem(command.program, { cwd: command.baseDir, path: command.path });
+    if (problem) problems.push({ path: info.source.kind === "builtin" ? undefined : info.source.path, reason: `tool "${info.name}": ${problem}` });
+  }
+  for (const key of ["beforeToolCall", "afterToolCall"] as const) {
+    const hook = spec.hooks[key];
+    if (hook === undefined || typeof hook === "string") continue;
+    const problem = programProblem(hook.command[0], { cwd: spec.baseDir });
+    if (problem) problems.push({ reason: `hooks.${key}: ${problem}` });
+  }
+  const names = infos.map((t) => t.name);
+  for (const [key, flag, globs] of [["tools.allow", "--allow-tools", spec.tools.allow], ["tools.deny", "--deny-tools", spec.tools.deny]] as const) {
+    const source = spec.sources[key];
+    if (source === "default") continue;
+    const label = source === "flag" ? flag : key;
+    for (const glob of new Set(globs.flatMap((g) => g.split(",")).map((g) => g.trim()).filter(Boolean))) {
+      if (names.some((name) => matchesGlob(glob, name))) continue;
+      const nearest = /[*?[]/.test(glob) ? undefined : nearestName(glob, names);
+      const hint = nearest ? `did you mean ${nearest}?` : names.length ? `tools: ${listed(names)}` : "no tool is loaded";
+      problems.push({ reason: `${label} ${JSON.stringify(glob)} matches no tool (${hint})` });
+    }
+  }
+  return problems;
+}
+
+/** `a, b, c` — at most 10 names, then how many more. */
+function listed(names: string[]): string {
+  return names.length <= 10 ? names.join(", ") : `${names.slice(0, 10).join(", ")} and ${names.length - 10} more`;
+}
+
+/** How a load problem reads in a warning event or a list: `tool not loaded: …` for a tool that did not load. */
+export function loadProblemMessage(problem: LoadProblem): string {
+  return problem.notLoaded ? `tool not loaded: ${problem.reason}` : problem.reason;
 }

@@ -2,7 +2,7 @@
  * Usage errors in yiem's words (docs/cli.md, "Usage errors"). yargs validates the command line;
  * its English messages are rewritten here, with what the user typed and the nearest fix. Rules:
  * - an unknown flag is named as typed, with the command, and with the nearest flag of that command
- *   when one is close (a small edit distance, or a unique prefix):
+ *   when one is close (../nearest-name.ts: a typo, or a unique prefix; never another word):
  *   `unknown flag --modle for yiem run (did you mean --model?)`;
  * - an unknown word where a subcommand is expected: `unknown command "lst" for yiem tools (did you
  *   mean list?)`; any other extra word: `unexpected argument "x" for yiem config`;
@@ -13,6 +13,8 @@
  * - no command but a flag yiem does not know there: the flag first, then the missing command;
  * - any other message is kept as it is.
  */
+
+import { isCloseName, nearestName } from "../nearest-name.js";
 
 /** What the failing command accepts, read from yargs at the time of the failure. */
 export interface CommandShape {
@@ -62,7 +64,7 @@ export function describeUsageError(message: string, args: string[], shape: Comma
   if (recommended) {
     // yargs recommends any command within 3 edits; yiem only one that is close by its own rule.
     const word = positionalWords(args)[shape.commands.length] ?? "";
-    const close = isClose(word, recommended[1]);
+    const close = isCloseName(word, recommended[1]);
     return `unknown command ${JSON.stringify(word)}${where}${close ? ` (did you mean ${recommended[1]}?)` : ""}`;
   }
   if (/^Name a (tools )?command\b/.test(message)) {
@@ -129,45 +131,12 @@ function kebab(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-/** The known flag nearest to `typed` (`--modle` → `--model`), or undefined when none is close. */
+/** The known flag nearest to `typed` (`--modle` → `--model`), or undefined when none is close (../nearest-name.ts). */
 export function nearestFlag(typed: string, flags: string[]): string | undefined {
   const negated = typed.startsWith("--no-");
   const name = typed.replace(/^--?(no-)?/, "");
-  if (name.length < 2) return undefined;
-  const long = flags.filter((f) => f.length > 1 && !/[A-Z]/.test(f));
-  let best: { flag: string; distance: number } | undefined;
-  for (const flag of long) {
-    const distance = editDistance(name, flag);
-    if (distance <= maxDistance(name) && (!best || distance < best.distance)) best = { flag, distance };
-  }
-  if (!best) {
-    const prefixed = long.filter((f) => f.startsWith(name));
-    if (prefixed.length === 1) best = { flag: prefixed[0], distance: 0 };
-  }
-  return best ? `--${negated ? "no-" : ""}${best.flag}` : undefined;
-}
-
-/** Close: a typo or two away, by the same rule as flags (`lst` → `list`, never `frob` → `run`). */
-function isClose(typed: string, known: string): boolean {
-  return typed.length >= 2 && editDistance(typed, known) <= maxDistance(typed);
-}
-
-function maxDistance(name: string): number {
-  return name.length <= 4 ? 1 : name.length <= 8 ? 2 : 3;
-}
-
-/** Edit distance with adjacent transpositions counted as one edit (optimal string alignment). */
-export function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
-    }
-  }
-  return rows[a.length][b.length];
+  const best = nearestName(name, flags.filter((f) => f.length > 1 && !/[A-Z]/.test(f)));
+  return best ? `--${negated ? "no-" : ""}${best}` : undefined;
 }
 
 /** yargs' "Invalid values" block as one `--flag must be one of …` phrase per flag. */

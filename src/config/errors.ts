@@ -1,5 +1,9 @@
-/** The one error type of spec loading: a single clear message; the CLI maps it to exit code 2. */
+/**
+ * The one error type of spec loading: a clear message; the CLI maps it to exit code 2. A load
+ * that finds several problems throws one ConfigError holding them all (./problems.ts).
+ */
 import path from "node:path";
+import type { SpecPath } from "./parse.js";
 
 export interface ConfigErrorDetails {
   /** Absolute path of the file at fault. */
@@ -8,12 +12,17 @@ export interface ConfigErrorDetails {
   line?: number;
   /** Dotted key in the spec (`limits.maxTurns`), or a flag (`--tool-execution`) or variable name. */
   key?: string;
+  /** The spec key at fault, as a path, when the problem is about a key of the spec file. */
+  specPath?: SpecPath;
 }
 
 export class ConfigError extends Error {
   readonly file?: string;
   readonly line?: number;
   readonly key?: string;
+  readonly specPath?: SpecPath;
+  /** Every problem found, in order, when this error reports several (each one also stands alone). */
+  problems?: ConfigError[];
   /** Set when the spec came from the cache (no line map); loadSpec then loads it again uncached. */
   fromCache?: boolean;
   constructor(message: string, details: ConfigErrorDetails = {}, options?: { cause?: unknown }) {
@@ -22,6 +31,7 @@ export class ConfigError extends Error {
     this.file = details.file;
     this.line = details.line;
     this.key = details.key;
+    this.specPath = details.specPath;
   }
 }
 
@@ -34,10 +44,10 @@ export function displayPath(file: string, cwd: string): string {
 /** `file:line: message` (or `file: message` when the line is unknown). */
 export function fileError(
   message: string,
-  where: { file: string; line?: number; key?: string; cwd: string },
+  where: { file: string; line?: number; key?: string; specPath?: SpecPath; cwd: string },
 ): ConfigError {
   const prefix = displayPath(where.file, where.cwd) + (where.line ? `:${where.line}` : "");
-  return new ConfigError(`${prefix}: ${message}`, { file: where.file, line: where.line, key: where.key });
+  return new ConfigError(`${prefix}: ${message}`, { file: where.file, line: where.line, key: where.key, specPath: where.specPath });
 }
 
 /** A value for a message: strings quoted and cut short, objects and lists named by kind. */

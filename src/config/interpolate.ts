@@ -46,13 +46,30 @@ export function interpolateString(text: string, env: NodeJS.ProcessEnv, specPath
   });
 }
 
-/** A deep copy of `value` with every string interpolated. */
-export function interpolateValue(value: unknown, env: NodeJS.ProcessEnv, specPath: SpecPath = []): unknown {
-  if (typeof value === "string") return interpolateString(value, env, specPath);
-  if (Array.isArray(value)) return value.map((item, index) => interpolateValue(item, env, [...specPath, index]));
+/**
+ * A deep copy of `value` with every string interpolated. The first failure is thrown, unless
+ * `onError` is given: then every failure goes to it and the failing string is kept as written.
+ */
+export function interpolateValue(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  specPath: SpecPath = [],
+  onError?: (error: InterpolationError) => void,
+): unknown {
+  if (typeof value === "string") {
+    if (!onError) return interpolateString(value, env, specPath);
+    try {
+      return interpolateString(value, env, specPath);
+    } catch (error) {
+      if (!(error instanceof InterpolationError)) throw error;
+      onError(error);
+      return value;
+    }
+  }
+  if (Array.isArray(value)) return value.map((item, index) => interpolateValue(item, env, [...specPath, index], onError));
   if (value && typeof value === "object") {
     return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, interpolateValue(item, env, [...specPath, key])]),
+      Object.entries(value).map(([key, item]) => [key, interpolateValue(item, env, [...specPath, key], onError)]),
     );
   }
   return value;

@@ -1,14 +1,17 @@
 /**
  * `loadSpec`: find (or take `-c`) the spec file, interpolate `${VAR}`, validate against
  * schema/agent.schema.json, then resolve flags > environment > spec > defaults.
- * Every failure is a ConfigError with one message naming file, line and key where known;
- * secret values from the environment never appear in it. Rules: docs/spec.md.
+ * Every problem is found in one load and thrown as one ConfigError (./problems.ts), each problem
+ * naming file, line and key where known; secret values from the environment never appear in it.
+ * Rules: docs/spec.md.
  */
 import path from "node:path";
 import { findSpecFile, readSpecFile } from "./discover.js";
 import { ConfigError, fileError } from "./errors.js";
-import { InterpolationError, interpolateValue } from "./interpolate.js";
-import type { ParsedSpecFile } from "./parse.js";
+import { interpolateValue } from "./interpolate.js";
+import { checkApiKey } from "./model.js";
+import { SpecProblems } from "./problems.js";
+import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import { attachSecrets, redactText, secretValues } from "./redact.js";
 import { resolveSpec } from "./resolve.js";
 import type { AgentSpec, LoadSpecOptions, ResolvedSpec } from "./types.js";
@@ -32,18 +35,27 @@ export async function loadSpec(opts: LoadSpecOptions): Promise<ResolvedSpec> {
 async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<ResolvedSpec> {
   const cwd = path.resolve(opts.cwd);
   const secrets = secretValues(opts.env);
-  let parsed: ParsedSpecFile | null = null;
+  const problems = new SpecProblems();
+  for (const message of opts.commandLineProblems ?? []) problems.add(new ConfigError(message));
+  let parsed: ParsedSpecFile | null | undefined = null;
   try {
-    parsed = opts.configPath ? await readSpecFile(opts.configPath, cwd, useCache) : await findSpecFile(cwd, useCache);
-    const spec = parsed ? await checkedSpec(parsed, opts.env, cwd) : {};
+    parsed = await problems.check(() => (opts.configPath ? readSpecFile(opts.configPath, cwd, useCache) : findSpecFile(cwd, useCache)));
+    const spec = parsed ? await checkedSpec(parsed, opts.env, cwd, problems) : {};
+    const requireModel = opts.requireModel ?? true;
     const resolved = await resolveSpec({
       spec,
-      parsed,
+      parsed: parsed ?? null,
       cwd,
       env: opts.env,
       overrides: opts.overrides,
-      requireModel: opts.requireModel ?? true,
+      // A spec file that could not be read may well name the model: "no model" would mislead.
+      requireModel: requireModel && parsed !== undefined,
+      problems,
     });
+    // The key is asked for last, when nothing else is wrong (see checkApiKey).
+    const missingKey = requireModel && problems.empty ? checkApiKey(resolved.model) : undefined;
+    if (missingKey) problems.add(missingKey);
+    problems.throwIfAny();
     attachSecrets(resolved, secretValues(opts.env, [resolved.model.apiKey]));
     return resolved;
   } catch (error) {
@@ -52,22 +64,49 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
         ? error
         : new ConfigError(`cannot load the spec: ${(error as Error).message}`, {}, { cause: error });
     wrapped.message = redactText(wrapped.message, secrets);
+    for (const one of wrapped.problems ?? []) one.message = redactText(one.message, secrets);
     if (parsed?.cached) wrapped.fromCache = true;
     throw wrapped;
   }
 }
 
-/** The spec of `parsed`, interpolated and validated; `{}` for an empty file. */
-async function checkedSpec(parsed: ParsedSpecFile, env: NodeJS.ProcessEnv, cwd: string): Promise<AgentSpec> {
+/**
+ * The spec of `parsed`, interpolated and checked against the schema; `{}` for an empty file.
+ * Every bad value is a problem and is set aside (./problems.ts), so the rest is still resolved.
+ */
+async function checkedSpec(parsed: ParsedSpecFile, env: NodeJS.ProcessEnv, cwd: string, problems: SpecProblems): Promise<AgentSpec> {
   if (parsed.value === null) return {};
-  let value: unknown;
-  try {
-    value = interpolateValue(parsed.value, env);
-  } catch (error) {
-    if (!(error instanceof InterpolationError)) throw error;
+  const value = interpolateValue(parsed.value, env, [], (error) => {
     const key = formatKey(error.specPath);
-    throw fileError(`"${key}": ${error.message}`, { file: parsed.file, line: parsed.lineOf(error.specPath), key, cwd });
+    problems.add(fileError(`"${key}": ${error.message}`, { file: parsed.file, line: parsed.lineOf(error.specPath), key, specPath: error.specPath, cwd }), true);
+  });
+  for (const error of await validateSpec(value, parsed, cwd)) problems.add(error, true);
+  if (problems.pruned.length === 0) return value as AgentSpec;
+  // What is left may still break the schema (a model object without its bad name): set that
+  // aside too, without reporting it, until it is valid.
+  let rest = pruneSpec(value, problems.pruned);
+  for (let round = 0; round < 4 && rest !== null; round++) {
+    const more = await validateSpec(rest, parsed, cwd);
+    if (more.length === 0) break;
+    for (const error of more) if (error.specPath) problems.pruned.push(error.specPath);
+    rest = pruneSpec(value, problems.pruned);
   }
-  await validateSpec(value, parsed, cwd);
-  return value as AgentSpec;
+  return (rest ?? {}) as AgentSpec;
+}
+
+/**
+ * A copy of `value` without the keys at `paths`. A bad list item takes its whole list with it
+ * (the other items' indexes, and so their messages, must stay right). Null when the root goes.
+ */
+export function pruneSpec(value: unknown, paths: SpecPath[]): unknown {
+  const copy = structuredClone(value) as Record<string | number, unknown>;
+  for (const full of paths) {
+    const list = full.findIndex((part) => typeof part === "number");
+    const at = list < 0 ? full : full.slice(0, list);
+    if (at.length === 0) return null;
+    let parent: unknown = copy;
+    for (const part of at.slice(0, -1)) parent = parent && typeof parent === "object" ? (parent as Record<string, unknown>)[part] : undefined;
+    if (parent && typeof parent === "object" && !Array.isArray(parent)) delete (parent as Record<string, unknown>)[at.at(-1)!];
+  }
+  return copy;
 }

@@ -5,7 +5,10 @@
  * `/`, `./`, `../`, `~`, a `/` anywhere, or a data-file extension); any such scheme other than
  * `replay` is an error. Every other name, colons included (`llama3.1:8b`, `qwen:7b`,
  * `org/model:free`), is passed to the server as is.
- * API key: env[apiKeyEnv]; missing is an error only for api.openai.com (the default base URL).
+ * API key: env[apiKeyEnv]; missing is an error only for api.openai.com (the default base URL),
+ * and it is checked last, only when nothing else is wrong (`checkApiKey`): a fix elsewhere (a
+ * `baseURL` pointing at a local server) may make it unneeded.
+ * Every problem goes to `problems`; the value at fault falls back to its default.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -13,6 +16,7 @@ import { fileKind } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError } from "./errors.js";
 import type { SpecPath } from "./parse.js";
+import type { SpecProblems } from "./problems.js";
 import {
   DEFAULT_API_KEY_ENV,
   DEFAULT_MODEL_SETTINGS,
@@ -67,6 +71,7 @@ export interface ModelContext {
   /** Spec file name for messages, or null. */
   configLabel: string | null;
   specError(message: string, specPath: SpecPath): ConfigError;
+  problems: SpecProblems;
 }
 
 type Origin = { source: ValueSource; fail: (message: string) => ConfigError; baseDir: string };
@@ -98,32 +103,26 @@ export async function resolveModel(
 
   let replayFile: string | undefined;
   if (origin) {
-    let scheme: ModelScheme;
-    try {
-      scheme = parseModelName(name);
-    } catch (error) {
-      throw origin.fail((error as Error).message);
-    }
-    if (scheme.scheme === "replay") {
-      replayFile = path.resolve(origin.baseDir, scheme.file);
-      const found = await stat(replayFile).catch(() => null);
-      if (!found) throw origin.fail(`replay file "${scheme.file}" not found (${replayFile})`);
-      if (!found.isFile()) throw origin.fail(`replay file "${scheme.file}" is not a regular file (${fileKind(found)}; ${replayFile})`);
+    const named = origin;
+    const replay = await ctx.problems.check(() => replayFileOf(name, named));
+    if (replay) {
+      replayFile = replay;
       name = `replay:${replayFile}`;
     }
   } else if (requireModel) {
     const where = ctx.configLabel ? `${ctx.configLabel} sets no "model"` : "no spec file was found";
-    throw new ConfigError(`no model: ${where}; pass --model, set YIEM_MODEL, or add "model" to the spec`, {
+    ctx.problems.add(new ConfigError(`no model: ${where}; pass --model, set YIEM_MODEL, or add "model" to the spec`, {
       key: "model",
-    });
+      specPath: ["model"],
+    }));
   }
 
   let baseURL: string | undefined;
   if (has(overrides.baseURL)) {
-    baseURL = checkURL(overrides.baseURL, "--base-url");
+    baseURL = await ctx.problems.check(() => checkURL(overrides.baseURL!, "--base-url"));
     sources["model.baseURL"] = "flag";
   } else if (has(ctx.env.OPENAI_BASE_URL)) {
-    baseURL = checkURL(ctx.env.OPENAI_BASE_URL, "OPENAI_BASE_URL");
+    baseURL = await ctx.problems.check(() => checkURL(ctx.env.OPENAI_BASE_URL!, "OPENAI_BASE_URL"));
     sources["model.baseURL"] = "env";
   } else {
     baseURL = specModel?.baseURL;
@@ -134,18 +133,12 @@ export async function resolveModel(
   const apiKey = ctx.env[apiKeyEnv] || undefined;
   sources["model.apiKeyEnv"] = specModel?.apiKeyEnv ? "spec" : "default";
   sources["model.apiKey"] = apiKey ? "env" : "default";
-  if (requireModel && !replayFile && !apiKey && needsApiKey(baseURL)) {
-    throw new ConfigError(
-      `${apiKeyEnv} is not set: model "${name}" at ${baseURL ?? DEFAULT_BASE_URL} needs an API key ` +
-        `(export ${apiKeyEnv}, or point model.baseURL at a local server such as http://localhost:11434/v1)`,
-      { key: apiKeyEnv },
-    );
-  }
 
   let timeoutMs: number = DEFAULT_MODEL_SETTINGS.timeoutMs;
   if (specModel?.timeoutMs !== undefined) {
-    timeoutMs = parseDuration(specModel.timeoutMs);
-    if (timeoutMs <= 0) throw ctx.specError(`"model.timeoutMs" must be greater than 0`, ["model", "timeoutMs"]);
+    const given = parseDuration(specModel.timeoutMs);
+    if (given > 0) timeoutMs = given;
+    else ctx.problems.add(ctx.specError(`"model.timeoutMs" must be greater than 0`, ["model", "timeoutMs"]));
   }
   const fromSpec = <T>(key: keyof ModelSpec, value: T | undefined, fallback: T): T => {
     sources[`model.${key}` as SourceKey] = value === undefined ? "default" : "spec";
@@ -168,6 +161,35 @@ export async function resolveModel(
   // Non-enumerable: JSON.stringify, spreads and inspection never show the key.
   Object.defineProperty(model, "apiKey", { value: apiKey, enumerable: false, writable: false });
   return { model, sources };
+}
+
+/** The absolute replay file of a `replay:FILE` name (undefined for any other name); throws on a bad one. */
+async function replayFileOf(name: string, origin: Origin): Promise<string | undefined> {
+  let scheme: ModelScheme;
+  try {
+    scheme = parseModelName(name);
+  } catch (error) {
+    throw origin.fail((error as Error).message);
+  }
+  if (scheme.scheme !== "replay") return undefined;
+  const file = path.resolve(origin.baseDir, scheme.file);
+  const found = await stat(file).catch(() => null);
+  if (!found) throw origin.fail(`replay file "${scheme.file}" not found (${file})`);
+  if (!found.isFile()) throw origin.fail(`replay file "${scheme.file}" is not a regular file (${fileKind(found)}; ${file})`);
+  return file;
+}
+
+/**
+ * The missing-key error for `model`, when it needs a key it does not have (api.openai.com, not a
+ * replay model); undefined when all is well.
+ */
+export function checkApiKey(model: ResolvedModel): ConfigError | undefined {
+  if (model.replayFile || model.apiKey || !needsApiKey(model.baseURL)) return undefined;
+  return new ConfigError(
+    `${model.apiKeyEnv} is not set: model "${model.name}" at ${model.baseURL ?? DEFAULT_BASE_URL} needs an API key ` +
+      `(export ${model.apiKeyEnv}, or point model.baseURL at a local server such as http://localhost:11434/v1)`,
+    { key: model.apiKeyEnv },
+  );
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {

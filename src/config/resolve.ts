@@ -3,7 +3,8 @@
  * Rules: flag > environment > spec > default for every value; spec paths resolve against the
  * spec's folder, flag paths against cwd; tool folders, the system prompt file and hook modules
  * must exist (the system prompt file a regular file: a FIFO or device is refused unread);
- * durations become milliseconds.
+ * durations become milliseconds. Every problem goes to `problems` (./problems.ts), and the value
+ * at fault falls back to its default, so that one load reports them all.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -13,6 +14,7 @@ import { parseDuration } from "./duration.js";
 import { ConfigError, displayPath, fileError } from "./errors.js";
 import { resolveModel, type ModelContext } from "./model.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
+import type { SpecProblems } from "./problems.js";
 import {
   DEFAULT_BUILTIN_TOOLS,
   DEFAULT_HOOK_TIMEOUT_MS,
@@ -34,6 +36,7 @@ export interface ResolveInput {
   env: NodeJS.ProcessEnv;
   overrides: SpecOverrides;
   requireModel: boolean;
+  problems: SpecProblems;
 }
 
 const TOOL_EXECUTION_MODES: ToolExecutionMode[] = ["sequential", "parallel"];
@@ -46,15 +49,15 @@ const LIMIT_FLAGS: Partial<Record<keyof Limits, string>> = {
 };
 
 export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
-  const { spec, parsed, cwd, overrides } = input;
+  const { spec, parsed, cwd, overrides, problems } = input;
   const baseDir = parsed ? path.dirname(parsed.file) : cwd;
   // Every message names its key (`toolDirs[1]: …`) unless it already does.
   const specError = (message: string, specPath: SpecPath): ConfigError => {
     const key = formatKey(specPath);
     const text = message.includes(key) ? message : `${key}: ${message}`;
     return parsed
-      ? fileError(text, { file: parsed.file, line: parsed.lineOf(specPath), key, cwd })
-      : new ConfigError(text, { key });
+      ? fileError(text, { file: parsed.file, line: parsed.lineOf(specPath), key, specPath, cwd })
+      : new ConfigError(text, { key, specPath });
   };
   const ctx: ModelContext = {
     cwd,
@@ -62,6 +65,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     env: input.env,
     configLabel: parsed ? displayPath(parsed.file, cwd) : null,
     specError,
+    problems,
   };
   const sources: Partial<Record<SourceKey, ValueSource>> = {};
   const pick = <T>(key: SourceKey, flag: T | undefined, fromSpec: T | undefined, fallback: T): T => {
@@ -72,11 +76,11 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   const { model, sources: modelSources } = await resolveModel(spec, overrides, ctx, input.requireModel);
   Object.assign(sources, modelSources);
 
-  const systemPrompt = await resolveSystemPrompt(spec, overrides, baseDir, specError);
+  const systemPrompt = (await problems.check(() => resolveSystemPrompt(spec, overrides, baseDir, specError))) ?? "";
   const promptInSpec = spec.systemPrompt !== undefined || spec.systemPromptFile !== undefined;
   sources.systemPrompt = overrides.system !== undefined ? "flag" : promptInSpec ? "spec" : "default";
 
-  const toolDirs = await resolveToolDirs(spec, overrides, cwd, baseDir, specError);
+  const toolDirs = await resolveToolDirs(spec, overrides, cwd, baseDir, specError, problems);
   sources.toolDirs = overrides.toolDirs?.length ? "flag" : spec.toolDirs ? "spec" : "default";
   sources.writeToolDir = spec.writeToolDir !== undefined ? "spec" : "default";
   const builtinTools = [...(spec.builtinTools ?? DEFAULT_BUILTIN_TOOLS)];
@@ -92,13 +96,13 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     toolDirs.push(writeToolDir);
   }
 
-  const toolExecution = pick("toolExecution", checkToolExecution(overrides.toolExecution), spec.toolExecution, "sequential");
+  const toolExecution = pick("toolExecution", await problems.check(() => checkToolExecution(overrides.toolExecution)), spec.toolExecution, "sequential");
   const allow = pick("tools.allow", globList(overrides.allowTools), spec.tools?.allow, ["*"]);
   const deny = pick("tools.deny", globList(overrides.denyTools), spec.tools?.deny, []);
 
   const limits = { ...DEFAULT_LIMITS };
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
-    const flag = limitFlag(key, overrides);
+    const flag = await problems.check(() => limitFlag(key, overrides));
     const raw = spec.limits?.[key];
     const fromSpec = raw === undefined ? undefined : typeof raw === "number" ? raw : parseDuration(raw);
     limits[key] = pick(`limits.${key}`, flag, fromSpec === undefined ? undefined : Math.round(fromSpec), DEFAULT_LIMITS[key]);
@@ -108,9 +112,11 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   for (const key of ["beforeToolCall", "afterToolCall"] as const) {
     const hook = spec.hooks?.[key];
     sources[`hooks.${key}`] = hook === undefined ? "default" : "spec";
-    if (hook !== undefined) hooks[key] = await resolveHook(hook, ["hooks", key], baseDir, specError);
+    const resolved = hook === undefined ? undefined : await problems.check(() => resolveHook(hook, ["hooks", key], baseDir, specError));
+    if (resolved !== undefined) hooks[key] = resolved;
   }
 
+  const strict = pick("strict", overrides.strict, spec.strict, false);
   sources.name = spec.name !== undefined ? "spec" : "default";
   sources.builtinTools = spec.builtinTools ? "spec" : "default";
   return {
@@ -126,6 +132,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     tools: { allow: [...allow], deny: [...deny] },
     limits,
     hooks,
+    strict,
     sources: Object.fromEntries(SOURCE_KEYS.map((key) => [key, sources[key] ?? "default"])) as Record<
       SourceKey,
       ValueSource
@@ -167,13 +174,15 @@ async function resolveToolDirs(
   cwd: string,
   baseDir: string,
   specError: SpecErrorFn,
+  problems: SpecProblems,
 ): Promise<string[]> {
   const dirs: string[] = [];
   if (overrides.toolDirs?.length) {
     for (const dir of overrides.toolDirs) {
       const absolute = path.resolve(cwd, dir);
       if (!(await isDirectory(absolute))) {
-        throw new ConfigError(`--tool-dir: tool folder "${dir}" not found (${absolute})`, { key: "--tool-dir" });
+        problems.add(new ConfigError(`--tool-dir: tool folder "${dir}" not found (${absolute})`, { key: "--tool-dir" }));
+        continue;
       }
       dirs.push(absolute);
     }
@@ -185,7 +194,8 @@ async function resolveToolDirs(
     for (const [index, dir] of spec.toolDirs.entries()) {
       const absolute = path.resolve(baseDir, dir);
       if (!(await isDirectory(absolute))) {
-        throw specError(`tool folder "${dir}" not found (${absolute})`, ["toolDirs", index]);
+        problems.add(specError(`tool folder "${dir}" not found (${absolute})`, ["toolDirs", index]));
+        continue;
       }
       dirs.push(absolute);
     }

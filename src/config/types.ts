@@ -52,6 +52,8 @@ export interface AgentSpec {
     loopDetection?: number;
   };
   hooks?: { beforeToolCall?: HookSpec; afterToolCall?: HookSpec };
+  /** Strict loading (`yiem run --strict`): a tool, hook or tool glob problem ends the run, exit 2. */
+  strict?: boolean;
 }
 
 /** CLI flags that override the spec. Paths are relative to `cwd`. */
@@ -67,6 +69,8 @@ export interface SpecOverrides {
   /** Name globs; items may also be comma-separated lists. */
   allowTools?: string[];
   denyTools?: string[];
+  /** `--strict` / `--no-strict`. */
+  strict?: boolean;
 }
 
 export interface LoadSpecOptions {
@@ -76,10 +80,16 @@ export interface LoadSpecOptions {
   env: NodeJS.ProcessEnv;
   overrides: SpecOverrides;
   /**
-   * Default true: a missing model, or a missing API key for api.openai.com, is an error.
-   * Commands that never call a model (`tools …`, `config`) pass false.
+   * Default true: a missing model, or a missing API key for api.openai.com, is an error (the
+   * key only when nothing else is wrong). Commands that never call a model (`tools …`,
+   * `config`) pass false.
    */
   requireModel?: boolean;
+  /**
+   * Problems the caller found on the command line (a missing prompt, a `--session` file in a
+   * folder that does not exist …): reported first, in the same error as the spec's.
+   */
+  commandLineProblems?: string[];
 }
 
 export interface ResolvedModel {
@@ -137,6 +147,7 @@ export const SOURCE_KEYS = [
   "limits.loopDetection",
   "hooks.beforeToolCall",
   "hooks.afterToolCall",
+  "strict",
 ] as const;
 
 export type SourceKey = (typeof SOURCE_KEYS)[number];
@@ -159,6 +170,8 @@ export interface ResolvedSpec {
   tools: { allow: string[]; deny: string[] };
   limits: Limits;
   hooks: { beforeToolCall?: ResolvedHook; afterToolCall?: ResolvedHook };
+  /** A tool that does not load, a program that cannot start, a tool glob that matches nothing: exit 2 before the model is called (else a warning). */
+  strict: boolean;
   /** Where each value came from. */
   sources: Record<SourceKey, ValueSource>;
 }

@@ -1,13 +1,14 @@
 /**
  * Checking a spec against schema/agent.schema.json with ajv (imported on first use, compiled
- * once per process). The first error becomes one message naming the file, line, key and what
- * was expected.
+ * once per process). Every error is reported, one per key, each naming the file, line, key and
+ * what was expected; an unknown key names the nearest known one (../nearest-name.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../cache-dir.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { requireCjs } from "../require-cjs.js";
+import { nearestName } from "../nearest-name.js";
 import { fileError, showValue, type ConfigError } from "./errors.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import { knownValid, storeValid } from "./spec-cache.js";
@@ -28,24 +29,35 @@ function readSchemaText(): string {
 function compileSchema(): Promise<ValidateFunction> {
   compiled ??= (async () => {
     const Ajv = (requireCjs("ajv") as typeof import("ajv")).default;
-    const ajv = new Ajv({ allErrors: false, verbose: true, allowUnionTypes: true });
+    const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true });
     return ajv.compile(JSON.parse(readSchemaText()));
   })();
   return compiled;
 }
 
 /**
- * Throws ConfigError when `value` (the interpolated spec of `parsed`) breaks the schema. A value
- * found valid before against the same schema text is not checked again (spec-cache.ts).
+ * The schema errors of `value` (the interpolated spec of `parsed`), one per key, in document
+ * order; empty when it is valid. Each error's `specPath` is the key to set aside. A value found
+ * valid before against the same schema text is not checked again (spec-cache.ts).
  */
-export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string): Promise<void> {
-  if (knownValid(value, readSchemaText())) return;
+export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string): Promise<ConfigError[]> {
+  if (knownValid(value, readSchemaText())) return [];
   const validate = await compileSchema();
   if (validate(value)) {
     storeValid(value, readSchemaText());
-    return;
+    return [];
   }
-  throw toConfigError(validate.errors![0], parsed, cwd);
+  const seen = new Set<string>();
+  const errors: ConfigError[] = [];
+  for (const error of validate.errors ?? []) {
+    const configError = toConfigError(error, parsed, cwd);
+    const id = JSON.stringify(configError.specPath);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    errors.push(configError);
+  }
+  // ajv reports in the schema's order; people read the file top to bottom.
+  return errors.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 }
 
 /** `/limits/maxTurns` → `["limits", "maxTurns"]` (array indexes as numbers). */
@@ -108,18 +120,17 @@ export function describeSchema(schema: SchemaNode): string {
 function toConfigError(error: ErrorObject, parsed: ParsedSpecFile, cwd: string): ConfigError {
   const specPath = toSpecPath(error.instancePath);
   const key = formatKey(specPath);
-  const where = (line: number | undefined, errorKey: string) => ({ file: parsed.file, line, key: errorKey, cwd });
+  const where = (line: number | undefined, errorKey: string, at: SpecPath = specPath) => ({ file: parsed.file, line, key: errorKey, specPath: at, cwd });
   const parentSchema = (error.parentSchema ?? {}) as SchemaNode;
   switch (error.keyword) {
     case "additionalProperties": {
       const unknown = String((error.params as { additionalProperty: string }).additionalProperty);
       const keyPath = [...specPath, unknown];
-      const allowed = Object.keys((parentSchema.properties as SchemaNode | undefined) ?? {}).join(", ");
+      const known = Object.keys((parentSchema.properties as SchemaNode | undefined) ?? {});
+      const nearest = nearestName(unknown, known.filter((k) => k !== "$schema"));
       const scope = key ? `"${key}"` : "the spec";
-      return fileError(
-        `unknown key "${unknown}" in ${scope} (allowed: ${allowed})`,
-        where(parsed.lineOf(keyPath, "key"), formatKey(keyPath)),
-      );
+      const hint = nearest ? `did you mean "${nearest}"?` : `allowed: ${known.join(", ")}`;
+      return fileError(`unknown key "${unknown}" in ${scope} (${hint})`, where(parsed.lineOf(keyPath, "key"), formatKey(keyPath), keyPath));
     }
     case "required": {
       const missing = (error.params as { missingProperty: string }).missingProperty;
@@ -128,7 +139,7 @@ function toConfigError(error: ErrorObject, parsed: ParsedSpecFile, cwd: string):
     case "not":
       return fileError(
         `use either "systemPrompt" or "systemPromptFile", not both`,
-        where(parsed.lineOf(["systemPromptFile"], "key"), "systemPromptFile"),
+        where(parsed.lineOf(["systemPromptFile"], "key"), "systemPromptFile", ["systemPromptFile"]),
       );
     case "uniqueItems":
       return fileError(`"${key}" lists an item twice`, where(parsed.lineOf(specPath), key));

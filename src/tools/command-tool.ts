@@ -110,6 +110,22 @@ export function parseCommandManifest(value: unknown, file: string): CommandToolM
   return m as unknown as CommandToolManifest;
 }
 
+/** What a command tool starts: `program` as written in its manifest, resolved as `programProblem` (./program.ts) does. */
+export interface CommandToolProgram {
+  program: string;
+  /** The manifest's folder: a relative `program` resolves against it. */
+  baseDir: string;
+  /** The PATH the child gets (the manifest's `env` may set it). */
+  path: string | undefined;
+}
+
+const programs = new WeakMap<Tool, CommandToolProgram>();
+
+/** The program of a tool made by `commandTool`; undefined for any other tool. */
+export function commandToolProgram(tool: Tool): CommandToolProgram | undefined {
+  return programs.get(tool);
+}
+
 /** A tool running `manifest.command`; relative paths resolve against `baseDir`. */
 export function commandTool(manifest: CommandToolManifest, baseDir: string): Tool {
   const [program, ...rest] = manifest.command;
@@ -144,6 +160,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
   };
   if (manifest.timeoutMs !== undefined) tool.timeoutMs = manifest.timeoutMs;
   if (manifest.parallelToolExecute !== undefined) tool.parallelToolExecute = manifest.parallelToolExecute;
+  programs.set(tool, { program, baseDir, path: interpolateEnv(manifest.env ?? {}).PATH ?? process.env.PATH });
   return tool;
 }
 

@@ -35,6 +35,7 @@ model:
 toolDirs: [tools]              # loaded alphabetically, folders in order
 builtinTools: [listTools]      # add writeTool to let the model write new tools
 toolExecution: parallel        # or sequential
+# strict: true                 # for CI: a tool, hook or tool glob that is broken is exit 2, not a warning
 
 limits:
   maxTurns: 25

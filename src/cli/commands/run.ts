@@ -5,6 +5,9 @@
  * Rules:
  * - A problem before the run starts (bad flags, bad spec, no prompt) is exit 2: in ndjson mode it
  *   is reported as a lone `agentEnd` event with stopReason `error`, so stderr stays machine-readable.
+ *   All such problems are reported together (../preflight.ts, config/problems.ts).
+ * - Load problems (../setup.ts `findLoadProblems`) are `warning` events after agentStart; under
+ *   strict loading they end the run the same way, exit 2, before the model is called.
  * - The run's one abort signal covers everything from the spec on: reading stdin and loading tools
  *   too. A signal ends it `aborted` (128 + the signal's number), the run deadline (`--timeout`,
  *   counted from when the spec is read) `timeout` (exit 3), an event loop that ran dry (nothing
@@ -30,7 +33,8 @@ import { toJsonSafe } from "../events/serialize.js";
 import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { packageVersion } from "../main.js";
-import { loadRegistry, loadSpecFromArgv } from "../setup.js";
+import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, type LoadProblem } from "../setup.js";
+import { commandLineProblems, strictLoadError } from "../preflight.js";
 import { readStdin, type StdinResult } from "../stdin.js";
 import { initialMessages, promptInput, stdinIgnoredWarning, type PromptInput } from "../prompt-input.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
@@ -163,7 +167,8 @@ function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 async function run(ctx: RunContext): Promise<number> {
   const { argv, signal } = ctx;
-  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"]), signal);
+  // Every mistake at once, before the key is asked for: the command line's with the spec's.
+  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"], commandLineProblems(argv)), signal);
   const secrets = secretValues(process.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
   startDeadline(ctx, spec);
@@ -182,6 +187,9 @@ async function run(ctx: RunContext): Promise<number> {
     import("../../tools/policy.js").then((m) => m.createToolPolicy(spec.tools.allow, spec.tools.deny)),
     import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
   ]), signal);
+  const loadProblems = await findLoadProblems(spec, loaded);
+  const strictError = strictLoadError(spec, loadProblems);
+  if (strictError) throw strictError;
   let provider: Provider = await createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
@@ -204,7 +212,7 @@ async function run(ctx: RunContext): Promise<number> {
       messages,
       tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema })),
     }) ?? null;
-    await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loaded.problems, request }));
+    await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loadProblems.map(problemJson), request }));
     return EXIT.ok;
   }
 
@@ -233,7 +241,7 @@ async function run(ctx: RunContext): Promise<number> {
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startedAt: ctx.startedAt,
-    startWarnings: [...stdinWarnings, ...loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path }))],
+    startWarnings: [...stdinWarnings, ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) }))],
   });
   ctx.stopDeadline();
   return finishRun(ctx, result, redact, recorder);
@@ -287,6 +295,11 @@ async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, r
 function exitCodeOf(ctx: RunContext, stopReason: StopReason, failure: string | undefined): number {
   const succeeded = stopReason === "completed" || stopReason === "terminated";
   return failure !== undefined && succeeded ? EXIT.failure : exitCodeFor(stopReason, ctx.received());
+}
+
+/** A load problem in `--dry-run`'s `problems`: `{path, reason}` as `yiem tools check` prints it, path omitted when none. */
+function problemJson(problem: LoadProblem): { path?: string; reason: string } {
+  return { ...(problem.path ? { path: problem.path } : {}), reason: problem.reason };
 }
 
 /** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */

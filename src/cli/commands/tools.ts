@@ -9,6 +9,7 @@ import { createEventSink, defaultEventsMode } from "../events/sink.js";
 import { UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { printJson, printText } from "../output.js";
+import { findLoadProblems } from "../setup.js";
 import { loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
@@ -64,16 +65,19 @@ async function showCommand(argv: Record<string, unknown>): Promise<number> {
   return EXIT.ok;
 }
 
-/** `tools check`: loads every tool (which checks every schema); each problem `file: reason` on stdout; exit 1 on any. */
+/**
+ * `tools check`: loads every tool (which checks every schema) and reports every load problem
+ * `yiem run --strict` would stop on (../setup.ts `findLoadProblems`: also programs that cannot
+ * start and tool globs that match nothing), `file: reason` on stdout; exit 1 on any.
+ */
 async function checkCommand(argv: Record<string, unknown>): Promise<number> {
   const spec = await loadToolsSpec(argv);
   const { rejectOnDrain, DRAINED_HINT } = await import("../drain.js");
-  const { registry, problems } = await rejectOnDrain(loadToolsRegistry(spec), () => new Error(`loading the tools did not finish: ${DRAINED_HINT}`));
-  // Loading already checks every schema (an invalid one is a load problem), so `problems` is all.
-  const all = problems;
-  const count = registry.list().length;
+  const loaded = await rejectOnDrain(loadToolsRegistry(spec), () => new Error(`loading the tools did not finish: ${DRAINED_HINT}`));
+  const all = await findLoadProblems(spec, loaded);
+  const count = loaded.registry.list().length;
   const folders = spec.toolDirs.length === 0 ? "no tool folder" : spec.toolDirs.map(shownPath).join(", ");
-  const lines = all.map((p) => `${shownPath(p.path)}: ${p.reason}`);
+  const lines = all.map((p) => (p.path ? `${shownPath(p.path)}: ${p.reason}` : p.reason));
   lines.push(
     all.length === 0
       ? `ok: ${count} tool${count === 1 ? "" : "s"} loaded from ${folders}, no problems`
