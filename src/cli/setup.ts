@@ -5,6 +5,7 @@
 import type { ResolvedSpec, SpecOverrides } from "../config/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolLoadProblem } from "../tools/types.js";
+import type { McpSession } from "../mcp/session.js";
 
 /** Maps yargs flags to spec overrides (names as in CONTRACT §4). */
 export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides {
@@ -20,6 +21,8 @@ export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides 
   if (argv.timeout !== undefined) overrides.runTimeoutMs = String(argv.timeout);
   if (argv["allow-tools"] !== undefined) overrides.allowTools = list(argv["allow-tools"]);
   if (argv["deny-tools"] !== undefined) overrides.denyTools = list(argv["deny-tools"]);
+  if (argv["mcp-config"] !== undefined) overrides.mcpConfigs = list(argv["mcp-config"]);
+  if (argv["spec-mcp"] === false) overrides.noSpecMcp = true;
   return overrides;
 }
 
@@ -37,6 +40,8 @@ export async function loadSpecFromArgv(argv: Record<string, unknown>, requireMod
 export interface LoadedTools {
   registry: ToolRegistry;
   problems: ToolLoadProblem[];
+  /** The MCP servers, when the spec has any and they were started (`withMcp`); close it when done. */
+  mcp?: McpSession;
 }
 
 /** Built-ins named by the spec, then every tool of the spec's folders. Problems are returned, not thrown. */
@@ -51,4 +56,14 @@ export async function loadRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
     registry.register(tool, { kind: "builtin" });
   }
   return loadTools(spec.toolDirs, { registry });
+}
+
+/**
+ * Connects the spec's MCP servers (the MCP modules load only when there are some) and adds their
+ * tools to `loaded.registry`. Throws McpRequiredError (exit 1) or ConfigError (exit 2).
+ */
+export async function withMcp(loaded: LoadedTools, spec: ResolvedSpec, clientVersion: string, signal?: AbortSignal): Promise<LoadedTools> {
+  if (spec.mcpServers.length === 0) return loaded;
+  const { startMcp } = await import("../mcp/session.js");
+  return { ...loaded, mcp: await startMcp(spec.mcpServers, loaded.registry, { clientVersion, signal }) };
 }

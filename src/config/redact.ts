@@ -82,6 +82,9 @@ export function redactSpec(spec: ResolvedSpec, env: NodeJS.ProcessEnv = process.
     limits: spec.limits,
     hooks: spec.hooks,
     sources: spec.sources,
+    // Header values are credentials more often than not (Authorization: Bearer …): never shown.
+    mcpServers: (spec.mcpServers ?? []).map((server) =>
+      server.headers ? { ...server, headers: Object.fromEntries(Object.keys(server.headers).map((name) => [name, "***"])) } : server),
   };
   return redactDeep(view, secrets.sort((a, b) => b.length - a.length)) as object;
 }

@@ -26,6 +26,7 @@ import {
   type ValueSource,
 } from "./types.js";
 import { formatKey } from "./validate.js";
+import { resolveMcpServers } from "./mcp.js";
 
 export interface ResolveInput {
   spec: AgentSpec;
@@ -111,6 +112,10 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     if (hook !== undefined) hooks[key] = await resolveHook(hook, ["hooks", key], baseDir, specError);
   }
 
+  const mcpServers = await resolveMcpServers({
+    spec, specFile: parsed?.file ?? null, baseDir, cwd, env: input.env, overrides, toolTimeoutMs: limits.toolTimeoutMs, specError,
+  });
+
   sources.name = spec.name !== undefined ? "spec" : "default";
   sources.builtinTools = spec.builtinTools ? "spec" : "default";
   return {
@@ -130,6 +135,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
       SourceKey,
       ValueSource
     >,
+    mcpServers,
   };
 }
 

@@ -21,7 +21,7 @@ import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
 import { RunStop, runStopOf, untilAborted } from "../../loop/abort.js";
-import type { AgentEvent, RunResult, StopReason } from "../../loop/types.js";
+import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
 import type { ChatMessage, Provider } from "../../provider/types.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
 import { createRunStream, type RunStream } from "../events/run-stream.js";
@@ -29,7 +29,8 @@ import { toJsonSafe } from "../events/serialize.js";
 import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { packageVersion } from "../main.js";
-import { loadRegistry, loadSpecFromArgv } from "../setup.js";
+import { loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
+import { createEventStamper } from "../../loop/events.js";
 import { composePrompt, readStdin, STDIN_GRACE_MS } from "../stdin.js";
 import { parseMessagesNdjson } from "../messages-input.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
@@ -52,6 +53,8 @@ interface RunContext {
   killChildren(): void;
   /** Stops the deadline timer and its watchdog. */
   stopDeadline(): void;
+  /** Set once MCP servers are connected: closes them (stdin, wait, then the whole group). */
+  closeMcp(): Promise<void>;
 }
 
 /** Thrown (inside run) when the run's signal aborts before the loop has started. */
@@ -83,6 +86,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     received: () => signals.received,
     killChildren: () => {},
     stopDeadline: () => {},
+    closeMcp: async () => {},
   };
   signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
   // A second signal exits at once: the run's events still end with agentEnd.
@@ -108,6 +112,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     return code;
   } finally {
     ctx.stopDeadline();
+    await ctx.closeMcp().catch(() => {});
   }
 }
 
@@ -150,10 +155,12 @@ async function run(ctx: RunContext): Promise<number> {
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../provider/create.js"),
     import("../../loop/run-agent.js"),
-    loadRegistry(spec),
+    loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     import("../../tools/policy.js").then((m) => m.createToolPolicy(spec.tools.allow, spec.tools.deny)),
     import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
   ]), signal);
+  const mcp = loaded.mcp;
+  if (mcp) ctx.closeMcp = () => mcp.close();
   let provider: Provider = await createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
@@ -204,6 +211,13 @@ async function run(ctx: RunContext): Promise<number> {
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startWarnings: loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
+    ...(mcp ? {
+      mcpServers: mcp.servers,
+      onStart: (emit) => {
+        for (const body of mcp.startEvents) emit(body);
+        mcp.attach(emit);
+      },
+    } : {}),
   });
   ctx.stopDeadline();
   return finishRun(ctx, result, redact, recorder);
@@ -332,6 +346,12 @@ function reportFatal(ctx: RunContext, error: unknown): number {
   if (ctx.mode === "none") {
     reportUsageError(message);
     return isUsageProblem(error) ? EXIT.usage : EXIT.failure;
+  }
+  const mcpFailures = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : [];
+  if (mcpFailures.length > 0) {
+    // The servers' own reports come first; agentEnd (next seq) then names every failure.
+    const stamp = createEventStamper(ctx.runId);
+    for (const body of mcpFailures) ctx.stream.emit(redact(stamp(body)));
   }
   endFromOutside(ctx, "error", message);
   if (ctx.argv.debug && error instanceof Error && error.stack) ctx.sink.log(redact(error.stack));
