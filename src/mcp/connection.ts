@@ -38,6 +38,8 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 
 export interface McpCallOptions {
   signal: AbortSignal;
+  /** The tool as listed: the SDK checks the result against its outputSchema. */
+  definition?: McpToolDef;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
@@ -118,6 +120,7 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
             timeout,
             maxTotalTimeout: timeout,
             resetTimeoutOnProgress: false,
+            ...(options.definition ? { toolDefinition: options.definition } : {}),
             ...(options.onProgress ? { onprogress: options.onProgress } : {}),
           },
         )) as CallToolResult;

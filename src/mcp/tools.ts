@@ -37,6 +37,7 @@ export function toYiemTool(connection: McpConnection, def: McpToolDef, name: str
       try {
         result = await connection.callTool(def.name, args ?? {}, {
           signal,
+          definition: def,
           onProgress: (p) => {
             const of = p.total !== undefined ? `/${p.total}` : "";
             onPartialResult({ content: [{ type: "text", text: `progress ${p.progress}${of}${p.message ? `: ${p.message}` : ""}` }], details: { mcp: origin, progress: p } });
