@@ -62,33 +62,30 @@ export interface McpConnection {
 /** Connects `server` or throws McpStartError / ConfigError; `signal` aborts the start. */
 export async function connectServer(server: ResolvedMcpServer, clientVersion: string, signal?: AbortSignal): Promise<McpConnection> {
   const started = performance.now();
-  const sdk = await import("@modelcontextprotocol/client");
-  let transport: ProcessGroupStdioTransport | InstanceType<typeof sdk.StreamableHTTPClientTransport>;
   let stdio: ProcessGroupStdioTransport | undefined;
-  if (server.transport === "stdio") {
-    const env = childEnv(server.env ?? {});
-    await checkProgram(server, env);
-    stdio = new ProcessGroupStdioTransport({ command: server.command!, cwd: server.cwd!, env });
-    transport = stdio;
-  } else {
-    transport = new sdk.StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers: server.headers ?? {} } });
-  }
-  const tail = () => stdio?.stderrTail() ?? "";
-  const client: Client = new sdk.Client({ name: "yiem", version: clientVersion }, { capabilities: {} });
+  let client: Client | undefined;
   let phase: McpPhase = server.transport === "stdio" ? "spawn" : "connect";
   const deadline = Date.now() + server.startupTimeoutMs;
   const remaining = () => Math.max(1, deadline - Date.now());
+  const tail = () => stdio?.stderrTail() ?? "";
   const fail = (error: unknown): McpStartError => {
     const reason = describeStartFailure(error, { server, phase, stdio, startupTimeoutMs: server.startupTimeoutMs });
     return new McpStartError(server.name, phase, reason, tail());
   };
+  if (server.transport === "stdio") {
+    const env = childEnv(server.env ?? {});
+    await checkProgram(server, env);
+    stdio = new ProcessGroupStdioTransport({ command: server.command!, cwd: server.cwd!, env });
+  }
   let tools: McpToolDef[];
   try {
-    if (stdio) {
-      // Started here rather than by connect(), so a spawn failure is told apart from the handshake.
-      await stdio.start();
-      phase = "handshake";
-    }
+    // The server starts while the SDK loads (a few hundred ms either way); started here rather
+    // than by connect(), so a spawn failure is told apart from the handshake.
+    const [sdk] = await Promise.all([import("@modelcontextprotocol/client"), stdio?.start()]);
+    if (stdio) phase = "handshake";
+    const transport = stdio ?? new sdk.StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers: server.headers ?? {} } });
+    client = new sdk.Client({ name: "yiem", version: clientVersion }, { capabilities: {} });
+    if (stdio?.protocolError) throw stdio.protocolError;
     await client.connect(transport, { timeout: remaining(), signal });
     phase = "listTools";
     tools = (await client.listTools(undefined, { timeout: remaining(), signal, cacheMode: "bypass" })).tools;
@@ -97,12 +94,13 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
     await closeQuietly(client, stdio);
     throw failure;
   }
-  const serverVersion = client.getServerVersion();
+  const connected: Client = client;
+  const serverVersion = connected.getServerVersion();
   let refreshing: Promise<void> | null = null;
   let again = false;
   const connection: McpConnection = {
     server,
-    protocolVersion: client.getNegotiatedProtocolVersion() ?? "unknown",
+    protocolVersion: connected.getNegotiatedProtocolVersion() ?? "unknown",
     serverInfo: {
       name: serverVersion?.name ?? "unknown",
       version: serverVersion?.version ?? "unknown",
@@ -113,7 +111,7 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
     async callTool(name, args, options) {
       const timeout = server.toolTimeoutMs > 0 ? Math.min(server.toolTimeoutMs, MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
       try {
-        return (await client.callTool(
+        return (await connected.callTool(
           { name, arguments: args },
           {
             signal: options.signal,
@@ -135,16 +133,16 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
     stderrTail: tail,
     close: () => {
       closing = true;
-      return closeQuietly(client, stdio);
+      return closeQuietly(connected, stdio);
     },
   };
   let closing = false;
-  client.onclose = () => {
+  connected.onclose = () => {
     if (closing) return;
     closing = true;
     const why = stdio?.protocolError?.message ?? (stdio?.end ? `the server exited (${exitText(stdio.end)})` : "the connection closed");
     connection.onLost?.(why);
-    void closeQuietly(client, stdio);
+    void closeQuietly(connected, stdio);
   };
   const refresh = (): void => {
     if (refreshing) {
@@ -155,7 +153,7 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
       do {
         again = false;
         try {
-          const listed = await client.listTools(undefined, { timeout: Math.min(server.startupTimeoutMs, MAX_TIMEOUT_MS), cacheMode: "bypass" });
+          const listed = await connected.listTools(undefined, { timeout: Math.min(server.startupTimeoutMs, MAX_TIMEOUT_MS), cacheMode: "bypass" });
           connection.tools = listed.tools;
           connection.onToolsChanged?.(listed.tools);
         } catch (error) {
@@ -166,13 +164,13 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
       refreshing = null;
     });
   };
-  client.setNotificationHandler("notifications/tools/list_changed", () => refresh());
+  connected.setNotificationHandler("notifications/tools/list_changed", () => refresh());
   return connection;
 }
 
-async function closeQuietly(client: Client, stdio: ProcessGroupStdioTransport | undefined): Promise<void> {
+async function closeQuietly(client: Client | undefined, stdio: ProcessGroupStdioTransport | undefined): Promise<void> {
   try {
-    await client.close();
+    await client?.close();
   } catch {
     // closing anyway
   }

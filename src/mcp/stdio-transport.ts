@@ -4,7 +4,9 @@
  * - argv only, no shell; the server runs detached in its own process group, tracked with the
  *   command tools' groups (tools/process.ts), so every exit path of yiem ends it;
  * - stdout carries only newline-delimited JSON-RPC: any other line is a protocol error that
- *   closes the connection (`onerror`, then `onclose`), never silently skipped;
+ *   closes the connection (`onerror`, then `onclose`), never silently skipped (the SDK's client
+ *   checks each message's shape further);
+ * - this module does not load the SDK, so a server is spawned while the SDK is still loading;
  * - stderr is piped, never mixed into yiem's stderr; its last lines are kept (`stderrTail`);
  * - close(): stdin is closed, the server gets `STDIN_CLOSE_WAIT_MS` to exit, then its whole
  *   group gets SIGTERM and, after the kill grace period, SIGKILL — also when the server itself
@@ -13,7 +15,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/client";
 import { endProcessGroup, killGraceMs, trackProcessGroup } from "../tools/process.js";
 
 /** How long a server may take to exit by itself once its stdin is closed. */
@@ -110,7 +111,7 @@ export class ProcessGroupStdioTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || stdin.destroyed) return Promise.reject(new Error("the server's stdin is closed"));
     return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
+      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve();
       else stdin.once("drain", () => resolve());
     });
   }
@@ -148,10 +149,8 @@ export class ProcessGroupStdioTransport implements Transport {
       const line = this.stdoutPending.slice(0, newline).replace(/\r$/, "");
       this.stdoutPending = this.stdoutPending.slice(newline + 1);
       if (line.trim() === "") continue;
-      let message: JSONRPCMessage;
-      try {
-        message = deserializeMessage(line);
-      } catch {
+      const message = parseJsonRpc(line);
+      if (!message) {
         this.protocolFailure(`the server wrote a line that is not a JSON-RPC message to stdout (stdout is for MCP messages only; logs belong on stderr): ${JSON.stringify(cut(line, 200))}`);
         return;
       }
@@ -186,6 +185,22 @@ export class ProcessGroupStdioTransport implements Transport {
     this.tail.push(line);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
   }
+}
+
+/** A JSON-RPC 2.0 message (request, notification or response), or null for anything else. */
+function parseJsonRpc(line: string): JSONRPCMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== "2.0") return null;
+  const isCall = typeof m.method === "string";
+  const isResponse = (typeof m.id === "string" || typeof m.id === "number") && ("result" in m || "error" in m);
+  return isCall || isResponse ? (value as JSONRPCMessage) : null;
 }
 
 function cut(text: string, max: number): string {
