@@ -146,6 +146,37 @@ describe("yiem mcp list and yiem tools with MCP servers", { timeout: 120_000 }, 
   });
 });
 
+describe("MCP tools are tools like any other", { timeout: 120_000 }, () => {
+  it("a command hook sees the MCP tool's name and may block it: no call starts", async () => {
+    server = await startChatServer([
+      reply.json({ toolCalls: [{ id: "c1", name: "mcp__fx__hello", arguments: '{"name":"x"}' }] }),
+      reply.json({ content: "ok" }),
+    ]);
+    const dir = await project({});
+    const hook = join(dir, "deny-mcp.mjs");
+    await writeFile(hook, 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const e=JSON.parse(s);if(e.toolName.startsWith("mcp__")){process.stderr.write("no MCP for "+e.toolName);process.exit(2)}});\n');
+    await writeFile(join(dir, "agent.config.yaml"), JSON.stringify({
+      model: { name: "test-model", baseURL: "${TEST_BASE_URL}", apiKeyEnv: "TEST_API_KEY", maxRetries: 0 },
+      mcpServers: { fx: fixture("ok") },
+      hooks: { beforeToolCall: { command: [process.execPath, hook] } },
+    }));
+    const r = await runCli(["run", "go"], { cwd: dir, env: env(server), timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    assertEventStream(r.events);
+    expect(r.events.find((e) => e.type === "toolCallRejected")).toMatchObject({ toolName: "mcp__fx__hello", reason: expect.stringContaining("no MCP for mcp__fx__hello") });
+    expect(r.events.some((e) => e.type === "toolExecutionStart")).toBe(false);
+  });
+
+  it("yiem config shows the resolved servers with header values hidden", async () => {
+    const dir = await project({ mcpServers: { web: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer literal-secret-value" }, required: false } } });
+    const r = await runCli(["config", "--json"], { cwd: dir, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const view = JSON.parse(r.stdout);
+    expect(view.mcpServers).toEqual([expect.objectContaining({ name: "web", transport: "http", required: false, startupTimeoutMs: 30000, toolTimeoutMs: 120000, headers: { Authorization: "***" } })]);
+    expect(r.stdout).not.toContain("literal-secret-value");
+  });
+});
+
 describe("no orphan MCP server processes", { timeout: 120_000 }, () => {
   /** A server behind a wrapper that ignores stdin EOF and SIGTERM: only the group kill ends it. */
   const pidPath = async () => {
