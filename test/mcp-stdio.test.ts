@@ -2,7 +2,7 @@
  * MCP over stdio, end to end: `yiem run` with the scripted model against the real reference
  * server (`@modelcontextprotocol/server-everything`), started with node from node_modules.
  */
-import { readFile, rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
@@ -194,10 +194,11 @@ function agentEnd(r: CliResult) {
 }
 
 describe("MCP start-up failures", { timeout: 120_000 }, () => {
-  const failingRun = async (spec: Record<string, unknown>, argv: string[] = []) => {
+  const failingRun = async (spec: Record<string, unknown>, argv: string[] = [], prepare?: (dir: string) => Promise<void>) => {
     server = await startChatServer([reply.json({ content: "should not be asked" })]);
     const dir = await mcpProject(spec);
     dirs.push(dir);
+    await prepare?.(dir);
     const r = await runCli(["run", ...argv, "go"], { cwd: dir, env: env(server), timeoutMs: 60_000 });
     assertEventStream(r.events, { requireStart: false });
     return { r, dir };
@@ -242,6 +243,14 @@ describe("MCP start-up failures", { timeout: 120_000 }, () => {
     const offered = server!.requests[0].tools.map((t: { function: { name: string } }) => t.function.name);
     expect(offered).toContain("mcp__ok__hello");
     expect(offered.some((n: string) => n.startsWith("mcp__fx__"))).toBe(false);
+  });
+
+  it("a program that exists but cannot be run: exit 1, phase spawn", async () => {
+    const { r, dir } = await failingRun({ mcpServers: { fx: { command: ["./not-executable.sh"] } } }, [], async (d) => writeFile(join(d, "not-executable.sh"), "#!/bin/sh\n", { mode: 0o644 }));
+    expect(r.code).toBe(1);
+    expect(server!.requests).toHaveLength(0);
+    expect(r.events[0]).toMatchObject({ type: "mcpServerError", server: "fx", phase: "spawn" });
+    expect(agentEnd(r).error).toContain(`command is not executable: ${join(dir, "not-executable.sh")}`);
   });
 
   it("--no-spec-mcp ignores the spec's servers", async () => {

@@ -178,14 +178,17 @@ async function closeQuietly(client: Client | undefined, stdio: ProcessGroupStdio
   if (stdio) await stdio.close().catch(() => {});
 }
 
-/** A stdio program that is not there is a spec error (exit 2), told before anything starts. */
+/**
+ * A stdio program that is not there is a spec error (exit 2), told before anything starts; a
+ * program path that exists but cannot be run fails at spawn (exit 1 for a required server).
+ */
 async function checkProgram(server: ResolvedMcpServer, env: Record<string, string>): Promise<void> {
   const program = server.command![0];
   const where = `mcpServers.${server.name}.command`;
   const executable = (file: string) => access(file, constants.X_OK).then(() => true, () => false);
   if (program.includes("/")) {
     const file = path.resolve(server.cwd!, program);
-    if (!(await executable(file))) throw new ConfigError(`${where}: "${program}" not found or not executable (${file})`, { key: where });
+    if (!(await access(file, constants.F_OK).then(() => true, () => false))) throw new ConfigError(`${where}: "${program}" not found (${file})`, { key: where });
     return;
   }
   for (const dir of (env.PATH ?? "").split(path.delimiter)) {
@@ -206,6 +209,7 @@ function describeStartFailure(
   const e = error as { code?: unknown; status?: number; statusText?: string; message?: string; cause?: { code?: string; message?: string } };
   const message = e?.message ?? String(error);
   if (ctx.stdio?.protocolError && error === ctx.stdio.protocolError) return message;
+  if (ctx.phase === "spawn" && ctx.stdio) return message;
   if (ctx.stdio?.end) return `the server exited during start (${exitText(ctx.stdio.end)})`;
   if (e?.code === "REQUEST_TIMEOUT" || /timed? ?out/i.test(message)) {
     const what = ctx.phase === "listTools" ? "did not list its tools" : "did not answer the handshake";
