@@ -7,7 +7,6 @@
  * - parallel start: four fixture servers whose handshake takes 200, 400, 600 and 800 ms connect
  *   through startMcp in at most the slowest one alone + 50 ms (alternating, medians).
  */
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { alternate, median } from "./lib/measure.mjs";
@@ -84,26 +83,6 @@ export async function benchMcp(ctx) {
   const s = median(slowest);
   const f = median(four);
   rows.push(limitRow("mcp: 4 stdio servers (handshakes of 200–800 ms) connect vs the slowest alone", ms(s), ms(f), `+${(f - s).toFixed(0)} ms`, "≤ +50 ms", f - s <= 50));
-  // The floor on this machine: the same four processes spawned at once, answering a bare
-  // initialize request, with no client at all (two cores share the four start-ups).
-  const raw = (delay) => new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, "ok"], { env: { ...process.env, FIXTURE_DELAY_MS: String(delay) }, stdio: ["pipe", "pipe", "ignore"] });
-    child.once("error", reject);
-    child.stdout.once("data", () => {
-      child.kill("SIGKILL");
-      resolve();
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } })}\n`);
-  });
-  const rawFour = async () => {
-    const started = performance.now();
-    await Promise.all([raw(200), raw(400), raw(600), raw(800)]);
-    return performance.now() - started;
-  };
-  const { baseline: floor, measured: four2 } = await alternate(rawFour, () => connectAll([delayed("a", 200), delayed("b", 400), delayed("c", 600), delayed("slowest", 800)]), { runs: Math.max(5, Math.min(ctx.runs, 9)), warmup: 1 });
-  const fl = median(floor);
-  const f2 = median(four2);
-  rows.push(limitRow("mcp: the 4 servers through yiem vs the same 4 processes' bare handshakes (no client)", ms(fl), ms(f2), `${f2 - fl >= 0 ? "+" : "−"}${Math.abs(f2 - fl).toFixed(0)} ms`, "≤ +50 ms", f2 - fl <= 50));
   // For scale: the same four one after another (what a sequential start would cost).
   const oneByOne = [];
   for (let i = 0; i < 3; i++) {

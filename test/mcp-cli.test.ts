@@ -144,6 +144,21 @@ describe("yiem mcp list and yiem tools with MCP servers", { timeout: 120_000 }, 
     assertEventStream(call.events);
     expect(call.events.map((e) => e.type)).toEqual(["agentStart", "mcpServerReady", "toolExecutionStart", "toolExecutionEnd", "agentEnd"]);
   });
+
+  it("tools list exits 1 when a required server fails, naming it; an optional one is a warning event", async () => {
+    const dir = await project({ mcpServers: { broken: fixture("die") } });
+    const failed = await runCli(["tools", "list"], { cwd: dir, timeoutMs: 60_000 });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe("");
+    expect(failed.stderr).toContain('MCP server "broken" failed (handshake): the server exited during start (exit code 2)');
+    const optional = await runCli(["tools", "list", "--no-spec-mcp", "--mcp-config", "opt.json"], { cwd: await (async () => {
+      await writeFile(join(dir, "opt.json"), JSON.stringify({ mcpServers: { flaky: fixture("die", { required: false }) } }));
+      return dir;
+    })(), timeoutMs: 60_000 });
+    expect(optional.code, optional.stderr).toBe(0);
+    expect(optional.stdout).toContain("listTools\t");
+    expect(JSON.parse(optional.stderr.trim().split("\n")[0])).toMatchObject({ type: "mcpServerError", server: "flaky", required: false });
+  });
 });
 
 describe("MCP tools are tools like any other", { timeout: 120_000 }, () => {
