@@ -137,7 +137,11 @@ export async function startMcp(servers: ResolvedMcpServer[], registry: ToolRegis
       for (const name of before) registry.unregister(name);
       const after: string[] = [];
       for (const n of named) {
-        if (registry.has(n.name)) continue; // a local tool keeps its name; the MCP tool is not offered
+        if (registry.has(n.name)) {
+          // A local tool keeps its name; the new MCP tool is not offered, and that is said.
+          send({ type: "warning", message: `MCP server ${n.server}: its new tool "${n.rawName}" is not offered: "${n.name}" is the name of a local tool` });
+          continue;
+        }
         registry.register(withOrigin(toYiemTool(connection, byRaw.get(n.rawName)!, n.name), n.server, n.rawName), { kind: "mcp", server: n.server });
         after.push(n.name);
       }
