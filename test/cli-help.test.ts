@@ -80,11 +80,12 @@ describe("--help", () => {
   const commands: Array<[string[], number[]]> = [
     [["config"], [0, 1, 2]],
     [["init"], [0, 2]],
-    [["tools", "list"], [0, 2]],
+    [["tools", "list"], [0, 1, 2]],
     [["tools", "show"], [0, 2]],
     [["tools", "call"], [0, 1, 2, 130]],
     [["tools", "new"], [0, 1, 2]],
     [["tools", "check"], [0, 1, 2]],
+    [["mcp", "list"], [0, 1, 2]],
   ];
 
   it.each(commands)("yiem %j --help describes every flag and positional and lists the exit codes", async (command, codes) => {

@@ -171,6 +171,18 @@ describe("paths", () => {
     expect(spec.limits).toEqual({
       maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, loopDetection: 0,
     });
+    // MCP servers: argv ./ paths and cwd against the spec's folder; toolTimeoutMs defaults to limits'.
+    expect(spec.mcpServers).toEqual([
+      {
+        name: "local-fs", definedIn: p.path("cfg/agent.config.yaml"), transport: "stdio",
+        command: [path.join(cfg, "bin/fs-server"), "--root", p.path("data")], cwd: path.join(cfg, "tools"), env: { FS_MODE: "read-only" },
+        required: false, startupTimeoutMs: 10000, toolTimeoutMs: 45000, tools: { allow: ["read_*"], deny: ["read_secret"] },
+      },
+      {
+        name: "web", definedIn: p.path("cfg/agent.config.yaml"), transport: "http", url: "http://127.0.0.1:3001/mcp",
+        headers: { "X-Client": "yiem" }, required: true, startupTimeoutMs: 30000, toolTimeoutMs: 1500, tools: { allow: ["*"], deny: [] },
+      },
+    ]);
   });
 
   it("resolves flag paths against cwd, and writeToolDir is never a tool folder by default", async () => {

@@ -68,6 +68,21 @@ describe("pretty sink", () => {
     expect(text.endsWith("\n")).toBe(true);
   });
 
+  it("shows MCP servers: ready, failed with their stderr (terminal escapes removed), tools changed", async () => {
+    const bodies: AgentEventBody[] = [
+      { type: "mcpServerReady", server: "everything", transport: "stdio", protocolVersion: "2025-11-25", serverInfo: { name: "mcp-servers/everything", version: "2.0.0" }, tools: ["mcp__everything__echo", "mcp__everything__get-sum"], durationMs: 480 },
+      { type: "mcpServerError", server: "github", phase: "handshake", required: false, message: "the server exited during start (exit code 1)", stderrTail: `token missing${hostile}` },
+      { type: "mcpToolsChanged", server: "everything", added: ["mcp__everything__new"], removed: [] },
+      { type: "agentEnd", stopReason: "completed", turns: 1, toolCalls: 0, usage, durationMs: 900 },
+    ];
+    const text = await renderRun({ color: false }, bodies);
+    expect(text).toContain("● mcp everything mcp-servers/everything 2.0.0 · 2 tools · 480ms");
+    expect(text).toContain("⚠ mcp github (handshake) the server exited during start (exit code 1)");
+    expect(text).toContain("token missing");
+    expect(text).not.toContain(ESC);
+    expect(text).toContain("↻ mcp everything tools changed: +1 −0");
+  });
+
   it("shows a failed run's stop reason and error", async () => {
     const bodies: AgentEventBody[] = [
       { type: "turnStart", turn: 1 },

@@ -46,6 +46,15 @@ const examples: { [K in AgentEventType]: Extract<AgentEvent, { type: K }> } = {
   retry: { type: "retry", ...base, seq: 9, attempt: 1, delayMs: 500, status: 429, message: "rate limited" },
   turnEnd: { type: "turnEnd", ...base, seq: 10, turn: 1, toolResults: 1, usage },
   warning: { type: "warning", ...base, seq: 11, message: "tool failed to load", path: "/p/tools/bad.ts" },
+  mcpServerReady: {
+    type: "mcpServerReady", ...base, seq: 12, server: "everything", transport: "stdio", protocolVersion: "2025-11-25",
+    serverInfo: { name: "mcp-servers/everything", version: "2.0.0" }, tools: ["mcp__everything__echo"], durationMs: 480,
+  },
+  mcpServerError: {
+    type: "mcpServerError", ...base, seq: 13, server: "github", phase: "handshake", required: false,
+    message: "the server exited during start (exit code 1)", stderrTail: "GITHUB_TOKEN is not set",
+  },
+  mcpToolsChanged: { type: "mcpToolsChanged", ...base, seq: 14, server: "everything", added: ["mcp__everything__new"], removed: [] },
   agentEnd: {
     type: "agentEnd", ...base, seq: 12, stopReason: "completed", turns: 2, toolCalls: 1, usage, durationMs: 1234,
   },

@@ -170,7 +170,7 @@ describe("commands in README.md and docs/cli.md", () => {
         for (const match of line.matchAll(/(?:^|[\s|;&(])(?:npx )?yiem\s+([^|;&<>#]*)/g)) {
           const words = shellWords(match[1]);
           const command = [words[0]];
-          if (words[0] === "tools" && words[1] && !words[1].startsWith("-")) command.push(words[1]);
+          if ((words[0] === "tools" || words[0] === "mcp") && words[1] && !words[1].startsWith("-")) command.push(words[1]);
           const flags = words
             .filter((w) => /^--?[a-zA-Z]/.test(w))
             .map((w) => w.split("=")[0].replace(/^--no-/, "--"));

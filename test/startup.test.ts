@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, yiemBin } from "./helpers/cli.js";
 
-const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase"];
+const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase", "@modelcontextprotocol/client"];
 
 const HOOKS = `import { appendFileSync } from "node:fs";
 let out;
@@ -111,6 +111,13 @@ describe("start-up loads only what argument parsing needs", () => {
       expect(heavyPackages(run.modules)).toEqual([]);
     },
   );
+
+  it.each([{ args: ["tools", "list"] }, { args: ["config"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
+    const run = traced(args);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.modules.some((m) => m.includes("@modelcontextprotocol"))).toBe(false);
+    expect(run.modules.some((m) => /[\\/]dist[\\/]mcp[\\/]/.test(m))).toBe(false);
+  });
 
   it("the tracer sees heavy packages when they are loaded (ESM import and CommonJS require)", () => {
     const file = join(dir, "trace-self-check.txt");

@@ -57,7 +57,12 @@ const RUN_EXAMPLES = `Examples:
 const COMMAND_HELP: Record<string, string> = {
   config: exitCodes(["0", "The resolved spec was printed"], ["1", "Any other failure"], ["2", "A spec or usage error (the message names the file, line and key)"]),
   init: exitCodes(["0", "The files were written (their paths on stdout)"], ["2", "A file already exists (nothing is written) or a usage error"]),
-  "tools list": exitCodes(["0", "Listed (tool files that fail to load are warnings on stderr)"], ["2", "A spec or usage error"]),
+  "tools list": exitCodes(["0", "Listed (tool files that fail to load are warnings on stderr)"], ["1", "A required MCP server did not start"], ["2", "A spec or usage error"]),
+  "mcp list": `Examples:
+  yiem mcp list                                # a CI preflight: exit 1 if a required server fails
+  yiem mcp list --mcp-config .mcp.json --json
+
+${exitCodes(["0", "Every required server is ready (optional ones may have failed)"], ["1", "A required MCP server did not start"], ["2", "A spec or usage error (bad entry, command not found)"])}`,
   "tools show": exitCodes(["0", "Shown"], ["2", "Unknown tool, or a spec or usage error"]),
   "tools call": `Examples:
   yiem tools call getTime --args '{"city": "Tokyo"}'

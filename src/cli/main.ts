@@ -57,6 +57,7 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   config: () => import("./commands/config.js"),
   init: () => import("./commands/init.js"),
   tools: () => import("./commands/tools.js"),
+  mcp: () => import("./commands/mcp.js"),
 };
 
 /** Options every command takes. */
@@ -64,7 +65,9 @@ export function withCommonOptions<T>(y: Argv<T>) {
   return y
     .option("config", { alias: "c", type: "string", describe: "Agent spec file (default: searched from the current folder up)" })
     .option("tool-dir", { type: "string", describe: "Tool folder (repeatable; replaces the spec's toolDirs)" })
-    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors" });
+    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors" })
+    .option("mcp-config", { type: "string", describe: "MCP servers from a {\"mcpServers\": {...}} JSON/YAML file, as .mcp.json (repeatable)" })
+    .option("spec-mcp", { type: "boolean", describe: "Use the spec's mcpServers (default; --no-spec-mcp ignores them)" });
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -115,9 +118,13 @@ export async function main(args: string[]): Promise<void> {
         .option("example", { type: "boolean", default: false, describe: "Write the offline demo instead: the example spec and tools, and a replay file" }),
     )
     .command("tools", "List, create, show, call and check tools", (y) => registerToolsCommands(y))
+    .command("mcp", "Check the MCP servers of the spec and --mcp-config", (y) => withCommonOptions(y)
+      .command("list", "Connect every MCP server; print its status, protocol version and tools", (s) => withCommandHelp(s, "mcp list")
+        .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
+      .demandCommand(1, "Name an mcp command: list."))
     .completion("completion", "Print a shell completion script (bash, zsh)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
-    .demandCommand(1, "Name a command: run, tools, config or init (see --help).")
+    .demandCommand(1, "Name a command: run, tools, mcp, config or init (see --help).")
     .strict()
     .recommendCommands()
     .version(packageVersion())

@@ -5,6 +5,7 @@
 import type { ResolvedSpec, SpecOverrides } from "../config/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolLoadProblem } from "../tools/types.js";
+import type { McpSession } from "../mcp/session.js";
 
 /** Maps yargs flags to spec overrides (names as in CONTRACT §4). */
 export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides {
@@ -21,6 +22,8 @@ export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides 
   if (argv["allow-tools"] !== undefined) overrides.allowTools = list(argv["allow-tools"]);
   if (argv["deny-tools"] !== undefined) overrides.denyTools = list(argv["deny-tools"]);
   if (typeof argv.strict === "boolean") overrides.strict = argv.strict;
+  if (argv["mcp-config"] !== undefined) overrides.mcpConfigs = list(argv["mcp-config"]);
+  if (argv["spec-mcp"] === false) overrides.noSpecMcp = true;
   return overrides;
 }
 
@@ -40,6 +43,8 @@ export async function loadSpecFromArgv(argv: Record<string, unknown>, requireMod
 export interface LoadedTools {
   registry: ToolRegistry;
   problems: ToolLoadProblem[];
+  /** The MCP servers, when the spec has any and they were started (`withMcp`); close it when done. */
+  mcp?: McpSession;
 }
 
 /** Built-ins named by the spec, then every tool of the spec's folders. Problems are returned, not thrown. */
@@ -120,4 +125,14 @@ function listed(names: string[]): string {
 /** How a load problem reads in a warning event or a list: `tool not loaded: …` for a tool that did not load. */
 export function loadProblemMessage(problem: LoadProblem): string {
   return problem.notLoaded ? `tool not loaded: ${problem.reason}` : problem.reason;
+}
+
+/**
+ * Connects the spec's MCP servers (the MCP modules load only when there are some) and adds their
+ * tools to `loaded.registry`. Throws McpRequiredError (exit 1) or ConfigError (exit 2).
+ */
+export async function withMcp(loaded: LoadedTools, spec: ResolvedSpec, clientVersion: string, signal?: AbortSignal): Promise<LoadedTools> {
+  if (spec.mcpServers.length === 0) return loaded;
+  const { startMcp } = await import("../mcp/session.js");
+  return { ...loaded, mcp: await startMcp(spec.mcpServers, loaded.registry, { clientVersion, signal }) };
 }

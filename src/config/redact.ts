@@ -83,6 +83,9 @@ export function redactSpec(spec: ResolvedSpec, env: NodeJS.ProcessEnv = process.
     hooks: spec.hooks,
     strict: spec.strict,
     sources: spec.sources,
+    // Header values are credentials more often than not (Authorization: Bearer …): never shown.
+    mcpServers: (spec.mcpServers ?? []).map((server) =>
+      server.headers ? { ...server, headers: Object.fromEntries(Object.keys(server.headers).map((name) => [name, "***"])) } : server),
   };
   return redactDeep(view, secrets.sort((a, b) => b.length - a.length)) as object;
 }

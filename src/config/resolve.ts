@@ -28,6 +28,7 @@ import {
   type ValueSource,
 } from "./types.js";
 import { formatKey } from "./validate.js";
+import { resolveMcpServers } from "./mcp.js";
 
 export interface ResolveInput {
   spec: AgentSpec;
@@ -117,6 +118,11 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   }
 
   const strict = pick("strict", overrides.strict, spec.strict, false);
+
+  const mcpServers = await resolveMcpServers({
+    spec, specFile: parsed?.file ?? null, baseDir, cwd, env: input.env, overrides, toolTimeoutMs: limits.toolTimeoutMs, specError,
+  });
+
   sources.name = spec.name !== undefined ? "spec" : "default";
   sources.builtinTools = spec.builtinTools ? "spec" : "default";
   return {
@@ -137,6 +143,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
       SourceKey,
       ValueSource
     >,
+    mcpServers,
   };
 }
 

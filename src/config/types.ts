@@ -54,6 +54,28 @@ export interface AgentSpec {
   hooks?: { beforeToolCall?: HookSpec; afterToolCall?: HookSpec };
   /** Strict loading (`yiem run --strict`): a tool, hook or tool glob problem ends the run, exit 2. */
   strict?: boolean;
+  /** MCP servers by name (`^[a-z0-9][a-z0-9-]{0,31}$`); see docs/mcp.md. */
+  mcpServers?: Record<string, McpServerSpec>;
+}
+
+/**
+ * One MCP server as written (spec `mcpServers`, or a `--mcp-config` file in the `.mcp.json`
+ * shape). stdio: `command` (argv list, or a program string plus `args`); HTTP: `url`.
+ */
+export interface McpServerSpec {
+  /** Optional, as in `.mcp.json`: "stdio" or "http" (Streamable HTTP); inferred from command/url. */
+  type?: "stdio" | "http" | "streamable-http";
+  command?: string[] | string;
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+  required?: boolean;
+  startupTimeoutMs?: DurationInput;
+  toolTimeoutMs?: DurationInput;
+  /** Globs on the server's own tool names; deny wins. */
+  tools?: { allow?: string[]; deny?: string[] };
 }
 
 /** CLI flags that override the spec. Paths are relative to `cwd`. */
@@ -71,6 +93,10 @@ export interface SpecOverrides {
   denyTools?: string[];
   /** `--strict` / `--no-strict`. */
   strict?: boolean;
+  /** `--mcp-config FILE` (repeatable): more MCP servers, `{"mcpServers": {...}}` files. */
+  mcpConfigs?: string[];
+  /** `--no-spec-mcp`: ignore the spec's own `mcpServers`. */
+  noSpecMcp?: boolean;
 }
 
 export interface LoadSpecOptions {
@@ -174,7 +200,34 @@ export interface ResolvedSpec {
   strict: boolean;
   /** Where each value came from. */
   sources: Record<SourceKey, ValueSource>;
+  /** MCP servers, spec first then each `--mcp-config` file; [] when none (see config/mcp.ts). */
+  mcpServers: ResolvedMcpServer[];
 }
+
+/** An MCP server ready to connect. Rules: docs/mcp.md. */
+export interface ResolvedMcpServer {
+  name: string;
+  /** Absolute path of the file that defined it. */
+  definedIn: string | null;
+  transport: "stdio" | "http";
+  /** stdio: argv; `./` and `../` elements resolved against the defining file's folder. */
+  command?: string[];
+  /** stdio: absolute working folder (default: the defining file's folder). */
+  cwd?: string;
+  /** stdio: merged over the environment command tools get (never replacing it). */
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+  /** Default true: a server that is not ready stops the run before any model call. */
+  required: boolean;
+  startupTimeoutMs: number;
+  /** Per call, ms; always passed to the SDK; 0 = limits.toolTimeoutMs's "none". */
+  toolTimeoutMs: number;
+  tools: { allow: string[]; deny: string[] };
+}
+
+export const MCP_SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const DEFAULT_MCP_STARTUP_TIMEOUT_MS = 30_000;
 
 export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;

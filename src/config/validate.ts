@@ -122,6 +122,14 @@ function toConfigError(error: ErrorObject, parsed: ParsedSpecFile, cwd: string):
   const key = formatKey(specPath);
   const where = (line: number | undefined, errorKey: string, at: SpecPath = specPath) => ({ file: parsed.file, line, key: errorKey, specPath: at, cwd });
   const parentSchema = (error.parentSchema ?? {}) as SchemaNode;
+  if (error.propertyName !== undefined) {
+    // A key that breaks its map's naming rule (MCP server names).
+    const keyPath = [...specPath, error.propertyName];
+    return fileError(
+      `"${formatKey(keyPath)}": the name "${error.propertyName}" must be lowercase letters, digits and -, starting with a letter or digit, 32 at most`,
+      where(parsed.lineOf(keyPath, "key"), formatKey(keyPath)),
+    );
+  }
   switch (error.keyword) {
     case "additionalProperties": {
       const unknown = String((error.params as { additionalProperty: string }).additionalProperty);

@@ -40,7 +40,7 @@ export async function executeToolCall(
   ctx: ExecuteContext,
 ): Promise<FinishedCall> {
   const { toolCall, tool, args } = call;
-  const base = { turn: ctx.turn, toolCallId: toolCall.id, toolName: tool.name };
+  const base = { turn: ctx.turn, toolCallId: toolCall.id, toolName: tool.name, ...(tool.mcp ? { mcp: tool.mcp } : {}) };
   const started = performance.now();
   ctx.emit({ type: "toolExecutionStart", ...base, args });
 
@@ -125,7 +125,8 @@ async function runWithLimits(
       });
       const normalized = normalizeResult(raw);
       if (!normalized.ok) return failure(`Tool "${tool.name}" returned an invalid result: ${normalized.malformed}`);
-      return { result: normalized.result, isError: false };
+      const { isError, ...result } = normalized.result;
+      return { result, isError: isError === true };
     } catch (error) {
       return failure(`Tool "${tool.name}" failed: ${messageOf(error)}`);
     }
@@ -172,6 +173,7 @@ export function normalizeResult(raw: unknown): { ok: true; result: ToolResult } 
   if (value.details !== undefined) result.details = value.details;
   if (value.usage !== undefined && value.usage !== null && typeof value.usage === "object") result.usage = value.usage as ToolResult["usage"];
   if (value.terminate === true) result.terminate = true;
+  if (value.isError === true) result.isError = true;
   return { ok: true, result };
 }
 

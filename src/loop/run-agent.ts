@@ -64,8 +64,10 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     tools: offeredTools().map((t) => t.name),
     toolExecution: mode,
     configPath: options.configPath ?? null,
+    ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
   });
   for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
+  options.onStart?.(emit);
 
   let stopReason: StopReason = "completed";
   let finishReason: FinishReason | null = null;

@@ -4,7 +4,7 @@
  * `schema/events.schema.json`.
  */
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
-import type { ContentPart, Tool, ToolResult, Usage } from "../tools/types.js";
+import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 export type ToolExecutionMode = "sequential" | "parallel";
@@ -115,6 +115,23 @@ export interface RunAgentOptions {
   /** Extra agentStart fields. */
   configPath?: string | null;
   yiemVersion?: string;
+  /** MCP servers and their status, listed in agentStart when given. */
+  mcpServers?: McpServerStatus[];
+  /**
+   * Called right after agentStart and the start warnings with the run's emitter, so events from
+   * outside the loop (MCP servers: ready, errors, tool list changes) join the run's sequence.
+   */
+  onStart?: (emit: (body: AgentEventBody) => void) => void;
+}
+
+/** An MCP server as agentStart lists it. */
+export interface McpServerStatus {
+  name: string;
+  transport: "stdio" | "http";
+  status: "ready" | "failed";
+  required: boolean;
+  /** Tools offered from it (yiem names). */
+  tools: string[];
 }
 
 export interface RunResult {
@@ -158,6 +175,7 @@ export type AgentEventBody =
       tools: string[];
       toolExecution: ToolExecutionMode;
       configPath: string | null;
+      mcpServers?: McpServerStatus[];
     }
   | { type: "turnStart"; turn: number }
   | { type: "messageUpdate"; turn: number; delta: string }
@@ -169,13 +187,14 @@ export type AgentEventBody =
       finishReason: FinishReason;
     }
   | { type: "toolCallRejected"; turn: number; toolCallId: string; toolName: string; args: unknown; reason: string }
-  | { type: "toolExecutionStart"; turn: number; toolCallId: string; toolName: string; args: unknown }
+  | { type: "toolExecutionStart"; turn: number; toolCallId: string; toolName: string; args: unknown; mcp?: McpOrigin }
   | {
       type: "toolExecutionUpdate";
       turn: number;
       toolCallId: string;
       toolName: string;
       partialResult: { content: ContentPart[]; details?: unknown };
+      mcp?: McpOrigin;
     }
   | {
       type: "toolExecutionEnd";
@@ -185,10 +204,32 @@ export type AgentEventBody =
       result: { content: ContentPart[]; details?: unknown };
       isError: boolean;
       durationMs: number;
+      mcp?: McpOrigin;
     }
   | { type: "retry"; attempt: number; delayMs: number; status: number | null; message: string }
   | { type: "turnEnd"; turn: number; toolResults: number; usage: Usage }
   | { type: "warning"; message: string; path?: string; code?: WarningCode }
+  | {
+      type: "mcpServerReady";
+      server: string;
+      transport: "stdio" | "http";
+      protocolVersion: string;
+      serverInfo: { name: string; version: string; title?: string };
+      /** Tools offered from it (yiem names). */
+      tools: string[];
+      durationMs: number;
+    }
+  | {
+      type: "mcpServerError";
+      server: string;
+      /** spawn, connect, handshake, listTools (start), or runtime (after it was ready). */
+      phase: "spawn" | "connect" | "handshake" | "listTools" | "runtime";
+      required: boolean;
+      message: string;
+      /** The last lines of a stdio server's stderr ("" when none). */
+      stderrTail: string;
+    }
+  | { type: "mcpToolsChanged"; server: string; added: string[]; removed: string[] }
   | {
       type: "agentEnd";
       stopReason: StopReason;

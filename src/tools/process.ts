@@ -106,6 +106,23 @@ export function liveProcessGroups(): number[] {
   return [...liveGroups];
 }
 
+/**
+ * For children started elsewhere (MCP stdio servers): track a process group so that
+ * `killAllChildren` and the exit hook end it too; `endProcessGroup` ends and untracks it.
+ */
+export function trackProcessGroup(pgid: number): void {
+  trackGroup(pgid);
+}
+
+/** SIGTERM to the group, SIGKILL after `graceMs` if any member is left; then it is untracked. */
+export async function endProcessGroup(pgid: number, graceMs: number = killGraceMs()): Promise<void> {
+  try {
+    await endGroup(pgid, graceMs);
+  } finally {
+    liveGroups.delete(pgid);
+  }
+}
+
 function trackGroup(pgid: number): void {
   liveGroups.add(pgid);
   if (!exitHookInstalled) {

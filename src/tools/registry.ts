@@ -38,6 +38,12 @@ export class ToolRegistry {
     this.byName.set(tool.name, { tool, source });
   }
 
+  /** Removes a tool (MCP tools a server no longer lists); a builtin is never removed. */
+  unregister(name: string): boolean {
+    if (this.byName.get(name)?.source.kind === "builtin") return false;
+    return this.byName.delete(name);
+  }
+
   get(name: string): Tool | undefined {
     return this.byName.get(name)?.tool;
   }
@@ -92,6 +98,7 @@ export class ToolRegistry {
 }
 
 export function describeSource(source: ToolSource): string {
+  if (source.kind === "mcp") return `MCP server ${source.server}`;
   return source.path ?? source.kind;
 }
 

@@ -37,6 +37,8 @@ export interface ToolResult<TDetails = unknown> {
   usage?: Partial<Usage>;
   /** When true the run ends after the current batch of tool calls finishes (stopReason `terminated`). */
   terminate?: boolean;
+  /** When true the call is an error result with this content (as a throw is, but keeping the content). */
+  isError?: boolean;
 }
 
 /** A progress report from a running tool. A plain string is shorthand for one text part. */
@@ -70,13 +72,23 @@ export interface Tool<TArgs = any, TDetails = unknown> {
   parallelToolExecute?: boolean;
   /** Per-call timeout for this tool, overriding the run's `toolTimeoutMs`. */
   timeoutMs?: number;
+  /** Set on tools of MCP servers: the server and its own tool name (carried by tool events). */
+  mcp?: McpOrigin;
+}
+
+/** Where an MCP tool comes from: the server's name and the server's own name for the tool. */
+export interface McpOrigin {
+  server: string;
+  tool: string;
 }
 
 /** Where a loaded tool came from. `builtin` tools have no file. */
 export interface ToolSource {
-  kind: "file" | "command" | "builtin" | "registered";
+  kind: "file" | "command" | "builtin" | "registered" | "mcp";
   /** Absolute path of the tool file, when there is one. */
   path?: string;
+  /** The MCP server of an `mcp` tool. */
+  server?: string;
 }
 
 /** A tool file that could not be loaded; every other tool still loads. */

@@ -24,7 +24,7 @@ import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
 import { RunStop, runStopOf, untilAborted } from "../../loop/abort.js";
-import type { AgentEvent, RunResult, StopReason } from "../../loop/types.js";
+import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
 import type { ChatMessage, Provider } from "../../provider/types.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
 import { createRunStream, withFailure, type RunStream } from "../events/run-stream.js";
@@ -33,10 +33,11 @@ import { toJsonSafe } from "../events/serialize.js";
 import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { packageVersion } from "../main.js";
-import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, type LoadProblem } from "../setup.js";
+import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp, type LoadProblem } from "../setup.js";
 import { commandLineProblems, strictLoadError } from "../preflight.js";
 import { readStdin, type StdinResult } from "../stdin.js";
 import { initialMessages, promptInput, stdinIgnoredWarning, type PromptInput } from "../prompt-input.js";
+import { createEventStamper } from "../../loop/events.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { watchParent } from "../parent-watch.js";
 import { loadSession, saveSession } from "../session.js";
@@ -62,6 +63,8 @@ interface RunContext {
   killChildren(): void;
   /** Stops the deadline timer and its watchdog. */
   stopDeadline(): void;
+  /** Set once MCP servers are connected: closes them (stdin, wait, then the whole group). */
+  closeMcp(): Promise<void>;
 }
 
 /** Thrown (inside run) when the run's signal aborts before the loop has started. */
@@ -95,6 +98,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     received: () => signals.received,
     killChildren: () => {},
     stopDeadline: () => {},
+    closeMcp: async () => {},
   };
   signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
   // A parent that is gone (killed without passing the signal on) ends the run as SIGHUP would.
@@ -122,6 +126,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     return code;
   } finally {
     ctx.stopDeadline();
+    await ctx.closeMcp().catch(() => {});
   }
 }
 
@@ -183,10 +188,12 @@ async function run(ctx: RunContext): Promise<number> {
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../provider/create.js"),
     import("../../loop/run-agent.js"),
-    loadRegistry(spec),
+    loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     import("../../tools/policy.js").then((m) => m.createToolPolicy(spec.tools.allow, spec.tools.deny)),
     import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
   ]), signal);
+  const mcp = loaded.mcp;
+  if (mcp) ctx.closeMcp = () => mcp.close();
   const loadProblems = await findLoadProblems(spec, loaded);
   const strictError = strictLoadError(spec, loadProblems);
   if (strictError) throw strictError;
@@ -242,6 +249,13 @@ async function run(ctx: RunContext): Promise<number> {
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startedAt: ctx.startedAt,
     startWarnings: [...stdinWarnings, ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) }))],
+    ...(mcp ? {
+      mcpServers: mcp.servers,
+      onStart: (emit) => {
+        for (const body of mcp.startEvents) emit(body);
+        mcp.attach(emit);
+      },
+    } : {}),
   });
   ctx.stopDeadline();
   return finishRun(ctx, result, redact, recorder);
@@ -390,6 +404,12 @@ function reportFatal(ctx: RunContext, error: unknown): number {
     ctx.stream.finish(message);
     printUnfinished(ctx, EXIT.failure);
     return EXIT.failure;
+  }
+  const mcpFailures = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : [];
+  if (mcpFailures.length > 0) {
+    // The servers' own reports come first; agentEnd (next seq) then names every failure.
+    const stamp = createEventStamper(ctx.runId);
+    for (const body of mcpFailures) ctx.stream.emit(redact(stamp(body)));
   }
   const code = isUsageProblem(error) ? EXIT.usage : EXIT.failure;
   endFromOutside(ctx, "error", message, code);

@@ -15,7 +15,7 @@ import { createEmitter, type Emit } from "../../loop/events.js";
 import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
-import type { StopReason } from "../../loop/types.js";
+import type { AgentEventBody, StopReason } from "../../loop/types.js";
 import { addUsage, zeroUsage } from "../../loop/usage.js";
 import type { ContentPart } from "../../tools/types.js";
 import { reportUsageError } from "../errors.js";
@@ -34,6 +34,7 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
   let redact: Redactor = createRedactor(secretValues(process.env));
   const emit: Emit = createEmitter(runId, (event) => sink.emit(redact(event)));
   let started = false;
+  let closeMcp: () => Promise<void> = () => Promise.resolve();
   try {
     const name = String(argv.name ?? "");
     const raw = argv.args === undefined ? "{}" : await readFlagValue("args", String(argv.args), { allowStdin: true });
@@ -42,7 +43,8 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     const processes = await import("../../tools/process.js");
     processes.addSecretEnvNames(spec.model.apiKeyEnv);
     beforeForcedExit(() => processes.killAllChildren());
-    const { registry, problems } = await loadToolsRegistry(spec);
+    const { registry, problems, mcp } = await loadToolsRegistry(spec, { mcp: name.startsWith("mcp__") });
+    closeMcp = () => mcp?.close() ?? Promise.resolve();
     const { createToolPolicy } = await import("../../tools/policy.js");
     registry.applyPolicy(createToolPolicy(spec.tools.allow, spec.tools.deny));
     const clock = performance.now();
@@ -58,6 +60,8 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     });
     started = true;
     warnProblems(emit, problems);
+    for (const event of mcp?.startEvents ?? []) emit(event);
+    mcp?.attach(emit);
     const end = (stopReason: StopReason, finished: FinishedCall | null, error?: string) => {
       const usage = zeroUsage();
       addUsage(usage, finished?.result.usage);
@@ -102,6 +106,7 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
   } catch (error) {
     return await reportFailure(error, { sink, mode, emit, started, redact, debug: Boolean(argv.debug) });
   } finally {
+    await closeMcp().catch(() => {});
     await sink.close();
   }
 }
@@ -113,7 +118,11 @@ async function reportFailure(
 ): Promise<number> {
   const message = ctx.redact(error instanceof Error ? error.message : String(error));
   if (ctx.mode === "none") reportUsageError(message);
-  else ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
+  else {
+    // A required MCP server that failed: its own report first, as in a run.
+    for (const event of (error as { name?: string; events?: AgentEventBody[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : []) ctx.emit(event);
+  }
+  if (ctx.mode !== "none") ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
   if (ctx.debug && error instanceof Error && error.stack) ctx.sink.log(ctx.redact(error.stack));
   await ctx.sink.close();
   return exitCodeForError(error);

@@ -11,7 +11,8 @@ import type { ResolvedSpec } from "../../config/types.js";
 import { createEmitter, type Emit } from "../../loop/events.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
-import { loadRegistry, loadSpecFromArgv, type LoadedTools } from "../setup.js";
+import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
+import { packageVersion } from "../main.js";
 import type { CliEventSink } from "../events/sink.js";
 
 /** The resolved spec; no model is needed (toolDirs default to `tools/` beside the spec, see config/resolve.ts). */
@@ -19,8 +20,10 @@ export async function loadToolsSpec(argv: Record<string, unknown>): Promise<Reso
   return loadSpecFromArgv(argv, false);
 }
 
-export async function loadToolsRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
-  return loadRegistry(spec);
+/** The registry; with `mcp`, the spec's MCP servers are connected and their tools added (close `mcp` when done). */
+export async function loadToolsRegistry(spec: ResolvedSpec, options: { mcp?: boolean } = {}): Promise<LoadedTools> {
+  const loaded = await loadRegistry(spec);
+  return options.mcp ? withMcp(loaded, spec, packageVersion()) : loaded;
 }
 
 /** The usage error for a tool name that is not loaded. */

@@ -37,16 +37,21 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
 /** `tools list [--json]`: a table on a TTY, tab-separated lines when piped; load problems as warnings. */
 async function listCommand(argv: Record<string, unknown>): Promise<number> {
   const spec = await loadToolsSpec(argv);
-  const { registry, problems } = await loadToolsRegistry(spec);
+  const { registry, problems, mcp } = await loadToolsRegistry(spec, { mcp: true });
+  await mcp?.close();
   const sink = createEventSink({ mode: defaultEventsMode() });
-  warnProblems(newEmitter(sink), problems);
+  const emit = newEmitter(sink);
+  warnProblems(emit, problems);
+  // Optional MCP servers that failed: their errors, as a run would report them.
+  for (const event of mcp?.startEvents ?? []) if (event.type !== "mcpServerReady") emit(event);
   await sink.close();
   const infos = registry.infos();
   if (argv.json) {
     await printJson({ tools: infos.map(infoJson), problems });
     return EXIT.ok;
   }
-  const rows = infos.map((t) => [t.name, t.label, t.source.kind === "builtin" ? "builtin" : shownPath(t.source.path), t.description].map(oneLine));
+  const sourceOf = (t: ToolInfo) => (t.source.kind === "builtin" ? "builtin" : t.source.kind === "mcp" ? `mcp:${t.source.server}` : shownPath(t.source.path));
+  const rows = infos.map((t) => [t.name, t.label, sourceOf(t), t.description].map(oneLine));
   if (process.stdout.isTTY) await printText(formatTable(["NAME", "LABEL", "SOURCE", "DESCRIPTION"], rows, process.stdout.columns || 100));
   else await printText(rows.map((r) => r.join("\t")).join("\n"));
   return EXIT.ok;
@@ -56,7 +61,8 @@ async function listCommand(argv: Record<string, unknown>): Promise<number> {
 async function showCommand(argv: Record<string, unknown>): Promise<number> {
   const name = String(argv.name);
   const spec = await loadToolsSpec(argv);
-  const { registry, problems } = await loadToolsRegistry(spec);
+  const { registry, problems, mcp } = await loadToolsRegistry(spec, { mcp: name.startsWith("mcp__") });
+  await mcp?.close();
   const info = registry.infos().find((t) => t.name === name);
   if (!info) throw unknownTool(name, registry.list().map((t) => t.name), problems.length);
   const json = infoJson(info);

@@ -179,6 +179,16 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
       case "warning":
         line(`${style.yellow("⚠")} ${block(event.message)}${event.path ? style.dim(` (${oneLine(event.path)})`) : ""}`);
         return;
+      case "mcpServerReady":
+        line(`${style.green("●")} ${style.bold(`mcp ${oneLine(event.server)}`)} ${style.dim(`${oneLine(event.serverInfo.name)} ${oneLine(event.serverInfo.version)} · ${plural(event.tools.length, "tool")} · ${formatDuration(event.durationMs)}`)}`);
+        return;
+      case "mcpServerError":
+        line(`${event.required ? style.red("✗") : style.yellow("⚠")} ${style.bold(`mcp ${oneLine(event.server)}`)} ${style.dim(`(${event.phase})`)} ${block(event.message)}`);
+        if (event.stderrTail) line(`${INDENT}${style.dim(block(event.stderrTail))}`);
+        return;
+      case "mcpToolsChanged":
+        line(`${style.cyan("↻")} ${style.bold(`mcp ${oneLine(event.server)}`)} ${style.dim(`tools changed: +${event.added.length} −${event.removed.length}`)}`);
+        return;
       case "agentEnd": {
         stopTimer();
         running.clear();
