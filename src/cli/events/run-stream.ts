@@ -14,7 +14,7 @@
  *   `seq` stays gap-free and every call still has exactly one result.
  * - Nothing happens after the one `agentEnd`; emitting never throws.
  */
-import type { AgentEvent, StopReason } from "../../loop/types.js";
+import type { AgentEvent, AgentEventBody, StopReason } from "../../loop/types.js";
 import { addUsage, zeroUsage } from "../../loop/usage.js";
 import type { Usage } from "../../tools/types.js";
 
@@ -35,14 +35,7 @@ export interface RunStream {
 }
 
 /** How a run ended, as its `agentEnd` says. */
-export interface RunOutcome {
-  stopReason: StopReason;
-  turns: number;
-  toolCalls: number;
-  usage: Usage;
-  durationMs: number;
-  error?: string;
-}
+export type RunOutcome = Omit<Extract<AgentEventBody, { type: "agentEnd" }>, "type">;
 
 /**
  * A failure after the loop (writing the answer or a side file) merged into how the run ended:
