@@ -81,6 +81,7 @@ export function redactSpec(spec: ResolvedSpec, env: NodeJS.ProcessEnv = process.
     tools: spec.tools,
     limits: spec.limits,
     hooks: spec.hooks,
+    sessions: spec.sessions,
     sources: spec.sources,
   };
   return redactDeep(view, secrets.sort((a, b) => b.length - a.length)) as object;

@@ -111,6 +111,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     if (hook !== undefined) hooks[key] = await resolveHook(hook, ["hooks", key], baseDir, specError);
   }
 
+  sources["sessions.save"] = spec.sessions?.save !== undefined ? "spec" : "default";
   sources.name = spec.name !== undefined ? "spec" : "default";
   sources.builtinTools = spec.builtinTools ? "spec" : "default";
   return {
@@ -126,6 +127,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     tools: { allow: [...allow], deny: [...deny] },
     limits,
     hooks,
+    sessions: { save: spec.sessions?.save ?? false },
     sources: Object.fromEntries(SOURCE_KEYS.map((key) => [key, sources[key] ?? "default"])) as Record<
       SourceKey,
       ValueSource

@@ -51,6 +51,8 @@ export interface AgentSpec {
     loopDetection?: number;
   };
   hooks?: { beforeToolCall?: HookSpec; afterToolCall?: HookSpec };
+  /** The session store (docs/sessions.md). */
+  sessions?: { save?: boolean };
 }
 
 /** CLI flags that override the spec. Paths are relative to `cwd`. */
@@ -136,6 +138,7 @@ export const SOURCE_KEYS = [
   "limits.loopDetection",
   "hooks.beforeToolCall",
   "hooks.afterToolCall",
+  "sessions.save",
 ] as const;
 
 export type SourceKey = (typeof SOURCE_KEYS)[number];
@@ -158,6 +161,8 @@ export interface ResolvedSpec {
   tools: { allow: string[]; deny: string[] };
   limits: Limits;
   hooks: { beforeToolCall?: ResolvedHook; afterToolCall?: ResolvedHook };
+  /** `save`: every run is saved in the session store unless `--no-save` (default false). */
+  sessions: { save: boolean };
   /** Where each value came from. */
   sources: Record<SourceKey, ValueSource>;
 }

@@ -156,6 +156,8 @@ export type AgentEventBody =
       tools: string[];
       toolExecution: ToolExecutionMode;
       configPath: string | null;
+      /** The stored session of the run (added by the CLI, docs/sessions.md). */
+      sessionId?: string;
     }
   | { type: "turnStart"; turn: number }
   | { type: "messageUpdate"; turn: number; delta: string }
@@ -195,6 +197,8 @@ export type AgentEventBody =
       usage: Usage;
       durationMs: number;
       error?: string;
+      /** As in agentStart. */
+      sessionId?: string;
     };
 
 /**
