@@ -170,6 +170,8 @@ describe("paths", () => {
     expect(spec.limits).toEqual({
       maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, loopDetection: 0,
     });
+    expect(spec.sessions).toEqual({ save: true });
+    expect(spec.sources["sessions.save"]).toBe("spec");
   });
 
   it("resolves flag paths against cwd, and writeToolDir is never a tool folder by default", async () => {

@@ -56,6 +56,7 @@ describe("printResult", () => {
       finishReason: null,
       error: null,
       exitCode: 0,
+      sessionId: null,
     });
   });
 

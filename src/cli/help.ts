@@ -11,7 +11,7 @@ const ENVIRONMENT = `Environment:
   OPENAI_BASE_URL      The server when no --base-url is given (overrides the spec)
   OPENAI_API_KEY       The API key (a spec may name another variable in model.apiKeyEnv)
   YIEM_CACHE_DIR       Where transformed tools and checked specs are cached
-  YIEM_SESSION_DIR     The session store (default: $XDG_STATE_HOME/yiem/sessions)
+  YIEM_SESSION_DIR     Where stored sessions are kept (see docs/sessions.md)
   NO_COLOR, FORCE_COLOR  Colour of the pretty progress view`;
 
 /** One line per exit code; a code added to EXIT must be described here (the type says so). */

@@ -1,8 +1,8 @@
-/** Durations: milliseconds as a number or digits, or a number with a unit (ms, s, m, h, d). */
+/** Durations: milliseconds as a number or digits, or a number with a unit (ms, s, m, h). */
 import { ConfigError } from "./errors.js";
 
-const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
 /**
  * `1500`, `"1500"`, `"500ms"`, `"30s"`, `"1.5s"`, `"2m"`, `"1h"` → milliseconds (rounded).

@@ -183,12 +183,7 @@ async function removeUnlessBusy(store: SessionStore, id: string, stillWanted: ()
 }
 
 async function pruneCommand(store: SessionStore, olderThan: string, dryRun: boolean): Promise<number> {
-  let ageMs: number;
-  try {
-    ageMs = parseDuration(olderThan);
-  } catch {
-    throw new UsageError(`--older-than ${JSON.stringify(olderThan)} is not an age (use a number with a unit: 30d, 12h, 90m)`);
-  }
+  const ageMs = parseAge(olderThan);
   if (!(ageMs > 0)) throw new UsageError("--older-than must be more than 0");
   const before = Date.now() - ageMs;
   const old = (updatedAt: string) => Date.parse(updatedAt) < before;
@@ -212,6 +207,17 @@ async function pruneCommand(store: SessionStore, olderThan: string, dryRun: bool
   }
   await printText(removed.join("\n"));
   return EXIT.ok;
+}
+
+/** `30d` (days), or any duration parseDuration takes (`12h`, `90m`); a usage error otherwise. */
+function parseAge(text: string): number {
+  const days = /^\s*(\d+(?:\.\d+)?)\s*d\s*$/.exec(text);
+  if (days) return Math.round(Number(days[1]) * 86_400_000);
+  try {
+    return parseDuration(text);
+  } catch {
+    throw new UsageError(`--older-than ${JSON.stringify(text)} is not an age (use a number with a unit: 30d, 12h, 90m)`);
+  }
 }
 
 function cut(text: string, max: number): string {
