@@ -324,3 +324,54 @@ describe("yiem sessions", () => {
     expect(bad.stderr).toContain('--older-than "a month" is not an age');
   });
 });
+
+describe("what a resumed run sends", () => {
+  const SHOUT = `import { defineTool, toolResult } from "yiem";
+export default defineTool({
+  name: "shout",
+  label: "Shout",
+  description: "Upper-cases a text",
+  inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  async execute(_id, args) { return toolResult(String(args.text).toUpperCase()); },
+});
+`;
+
+  it("tool results of a tool that is gone stay as history; reasoning goes back only to the server that sent it", async () => {
+    const cwd = join(dir, `tooled-${counter}`);
+    await mkdir(join(cwd, "tools"), { recursive: true });
+    await writeFile(join(cwd, "tools", "shout.ts"), SHOUT);
+    await writeFile(join(cwd, "agent.config.yaml"), `${SPEC}toolDirs: [tools]\n`);
+    await server.close();
+    server = await startChatServer([
+      reply.json({ toolCalls: [{ id: "call_a1", name: "shout", arguments: '{"text":"hi"}' }], extraMessage: { reasoning_content: "I should shout." } }),
+      reply.json({ content: "HI it is" }),
+      reply.json({ content: "still here" }),
+    ]);
+    const first = await run(["--session-id", "tooled", "shout hi"], { cwd });
+    expect(first.code).toBe(0);
+    const stored = (await readSession("tooled")).runs[0].messages;
+    expect(stored[1]).toMatchObject({ role: "assistant", reasoning: { reasoning_content: "I should shout.", from: `test-model at ${server.url}` } });
+    expect(stored[2]).toMatchObject({ role: "tool", toolCallId: "call_a1", toolName: "shout", content: [{ type: "text", text: "HI" }] });
+
+    // The tool is gone; the same server gets the history with its reasoning back.
+    await rm(join(cwd, "tools", "shout.ts"));
+    const second = await run(["--resume", "tooled", "and now?"], { cwd });
+    expect(second.code).toBe(0);
+    const sent = server.requests[2].messages;
+    expect(sent.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "user"]);
+    expect(sent[2]).toMatchObject({ reasoning_content: "I should shout.", tool_calls: [{ id: "call_a1" }] });
+    expect(sent[3]).toMatchObject({ role: "tool", tool_call_id: "call_a1", content: "HI" });
+    expect((server.requests[2].tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("shout");
+
+    // Another server gets the same history without the reasoning; each run records its base URL.
+    const other = await startChatServer([reply.json({ content: "elsewhere" })]);
+    try {
+      const third = await run(["--resume", "tooled", "--base-url", other.url, "there?"], { cwd });
+      expect(third.code).toBe(0);
+      expect(other.requests[0].messages[2]).not.toHaveProperty("reasoning_content");
+      expect((await readSession("tooled")).runs.map((r: { baseURL: string }) => r.baseURL)).toEqual([server.url, server.url, other.url]);
+    } finally {
+      await other.close();
+    }
+  });
+});
