@@ -45,7 +45,7 @@ describe("spec errors name the file, line and key", () => {
     const error = await failure(yaml("# comment", "name: a", "model: m", "", "builtinTools: [listTools]", "", "toolDir: [tools]"));
     expect(error.message).toBe(
       'agent.config.yaml:7: unknown key "toolDir" in the spec (allowed: $schema, name, systemPrompt, systemPromptFile, ' +
-        "model, toolDirs, builtinTools, writeToolDir, toolExecution, tools, limits, hooks)",
+        "model, toolDirs, builtinTools, writeToolDir, toolExecution, tools, limits, hooks, sessions)",
     );
     expect(error).toMatchObject({ line: 7, key: "toolDir" });
   });
