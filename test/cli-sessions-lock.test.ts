@@ -17,8 +17,9 @@ let dir: string;
 let store: string;
 let server: ChatServer;
 let counter = 0;
-/** Milliseconds the server waits before answering a prompt that starts with "slow". */
-const SLOW_MS = 3000;
+/** A prompt that starts with "slow" is answered only once the test opens the gate. */
+let openGate: () => void = () => {};
+let gate: Promise<void>;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "yiem-cli-sessions-lock-"));
@@ -29,13 +30,15 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   store = join(dir, `store-${++counter}`);
+  gate = new Promise((resolve) => (openGate = resolve));
   server = await startChatServer(async (request) => {
     const prompt = String(request.body.messages.at(-1).content);
-    if (prompt.startsWith("slow")) await new Promise((r) => setTimeout(r, SLOW_MS));
+    if (prompt.startsWith("slow")) await gate;
     return reply.json({ content: `answer to ${prompt}` });
   });
 });
 afterEach(async () => {
+  openGate();
   await server.close();
 });
 
@@ -103,9 +106,8 @@ describe("parallel runs on one session", () => {
     await run(["--session-id", "busy", "start"]);
     const holder = run(["--resume", "busy", "--output", "json", "slow one"]);
     await until(() => existsSync(lockFile("busy")));
-    const started = Date.now();
     const second = await run(["--resume", "busy", "--no-wait", "--output", "json", "second"]);
-    expect(Date.now() - started).toBeLessThan(SLOW_MS + 2000);
+    openGate();
     expect(second.code).toBe(1);
     assertEventStream(second.events, { requireStart: false });
     const result = JSON.parse(second.stdout);
@@ -121,13 +123,38 @@ describe("parallel runs on one session", () => {
     await run(["--session-id", "held", "start"]);
     const holder = run(["--resume", "held", "slow one"]);
     await until(() => existsSync(lockFile("held")));
-    const second = await run(["--resume", "held", "--timeout", "500ms", "--output", "json", "second"]);
+    const second = await run(["--resume", "held", "--timeout", "2s", "--output", "json", "second"]);
+    openGate();
     expect(second.code).toBe(3);
     const result = JSON.parse(second.stdout);
     expect(result.stopReason).toBe("timeout");
-    expect(result.error).toMatch(/^run timed out after 500 ms while waiting for session held \(in use by pid \d+ on /);
+    expect(result.error).toMatch(/^run timed out after 2000 ms while waiting for session held \(in use by pid \d+ on /);
     expect((await holder).code).toBe(0);
     expect((await readSession("held")).runs).toHaveLength(2);
+  }, 60_000);
+
+  it("SIGTERM during the wait ends the run as aborted (143), saying what it waited for; the holder saves", async () => {
+    await run(["--session-id", "waiting", "start"]);
+    const holder = run(["--resume", "waiting", "slow one"]);
+    await until(() => existsSync(lockFile("waiting")));
+    // The pretty view says when the run starts waiting: stop it then.
+    let waiting = false;
+    const second = runCli(["run", "--resume", "waiting", "--events", "pretty", "--output", "json", "second"], {
+      cwd: dir, env: env(), timeoutMs: 60_000,
+      onSpawn: (child) => child.stderr!.on("data", (chunk: Buffer) => {
+        if (!waiting && String(chunk).includes("waiting for session waiting (in use by pid")) {
+          waiting = true;
+          child.kill("SIGTERM");
+        }
+      }),
+    });
+    const r = await second;
+    openGate();
+    expect(waiting).toBe(true);
+    expect(r.code).toBe(143);
+    expect(JSON.parse(r.stdout)).toMatchObject({ stopReason: "aborted", sessionId: "waiting", error: expect.stringMatching(/while waiting for session waiting \(in use by pid \d+/) });
+    expect((await holder).code).toBe(0);
+    expect((await readSession("waiting")).runs.map((x: { messages: Array<{ content: string }> }) => x.messages[0].content)).toEqual(["start", "slow one"]);
   }, 60_000);
 
   it("a lock left by a dead process on this host is broken", async () => {
@@ -163,6 +190,7 @@ describe("parallel runs on one session", () => {
     file.updatedAt = new Date().toISOString();
     const text = JSON.stringify(file);
     await writeFile(join(store, "edited.json"), text);
+    openGate();
     const r = await holder;
     expect(r.code).toBe(1);
     const result = JSON.parse(r.stdout);
