@@ -207,6 +207,14 @@ describe("flag errors (exit 2, no model call, nothing written)", () => {
     const r = await run(["--save", "x"]);
     expect(r.code).toBe(2);
     expect(String(r.events.at(-1)!.error)).toContain(`the session folder ${store} is writable by other users (mode 777)`);
+    // Reading from it is refused too (another user could have placed the conversation).
+    await chmod(store, 0o700);
+    await run(["--session-id", "placed", "x"]);
+    await chmod(store, 0o777);
+    const read = await run(["--resume", "placed", "--no-save", "y"]);
+    expect(read.code).toBe(2);
+    expect(String(read.events.at(-1)!.error)).toContain("is writable by other users");
+    expect(server.requests).toHaveLength(1);
   });
 });
 

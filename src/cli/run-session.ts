@@ -96,6 +96,7 @@ export interface OpenOptions {
 export async function openRunSession(request: SessionRequest, spec: ResolvedSpec, options: OpenOptions): Promise<RunSession | null> {
   if (request.kind === "none") return null;
   const store = new SessionStore(sessionStoreDir());
+  await store.checkFolder();
   const scope = { spec: spec.configPath, folder: process.cwd() };
   let source: SessionFile | null = null;
   if (request.kind !== "new") {

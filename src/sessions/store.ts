@@ -138,7 +138,18 @@ export class SessionStore {
   /** Creates the folder (0700) or checks an existing one (rules above). */
   async ensureFolder(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: FOLDER_MODE });
-    const stats = await stat(this.dir);
+    await this.checkFolder();
+  }
+
+  /** Checks the folder when it exists (rules above): sessions are read from it only then. */
+  async checkFolder(): Promise<void> {
+    let stats;
+    try {
+      stats = await stat(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw new UsageError(`cannot read the session folder ${this.dir}: ${(error as Error).message}`);
+    }
     if (!stats.isDirectory()) throw new UsageError(`the session folder ${this.dir} is not a folder`);
     const uid = process.getuid?.();
     if (uid !== undefined && stats.uid !== uid) throw new UsageError(`the session folder ${this.dir} belongs to another user (uid ${stats.uid}); set YIEM_SESSION_DIR to a folder of your own`);
