@@ -183,6 +183,8 @@ describe("paths", () => {
         headers: { "X-Client": "yiem" }, required: true, startupTimeoutMs: 30000, toolTimeoutMs: 1500, tools: { allow: ["*"], deny: [] },
       },
     ]);
+    expect(spec.sessions).toEqual({ save: true });
+    expect(spec.sources["sessions.save"]).toBe("spec");
   });
 
   it("resolves flag paths against cwd, and writeToolDir is never a tool folder by default", async () => {

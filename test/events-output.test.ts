@@ -57,6 +57,7 @@ describe("printResult", () => {
       durationMs: 812,
       error: null,
       exitCode: 0,
+      sessionId: null,
     });
   });
 

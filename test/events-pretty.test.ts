@@ -47,6 +47,13 @@ async function renderRun(options: Omit<EventSinkOptions, "mode" | "stream">, bod
 }
 
 describe("pretty sink", () => {
+  it("names the stored session in the first line, and nothing when there is none", async () => {
+    const [start, ...rest] = runBodies();
+    const withSession = await renderRun({ color: false }, [{ ...start, sessionId: "pr-123" } as AgentEventBody, ...rest]);
+    expect(withSession.split("\n")[0]).toContain("2 tools (parallel) · session pr-123");
+    expect((await renderRun({ color: false })).split("\n")[0]).not.toContain("session");
+  });
+
   it("shows the key facts of a run as plain lines without colour or a TTY", async () => {
     const text = await renderRun({ color: false });
     expect(text).not.toContain(ESC);

@@ -11,6 +11,7 @@ const ENVIRONMENT = `Environment:
   OPENAI_BASE_URL      The server when no --base-url is given (overrides the spec)
   OPENAI_API_KEY       The API key (a spec may name another variable in model.apiKeyEnv)
   YIEM_CACHE_DIR       Where transformed tools and checked specs are cached
+  YIEM_SESSION_DIR     Where stored sessions are kept (see docs/sessions.md)
   NO_COLOR, FORCE_COLOR  Colour of the pretty progress view`;
 
 /** One line per exit code; a code added to EXIT must be described here (the type says so). */
@@ -51,7 +52,8 @@ const RUN_EXAMPLES = `Examples:
   git diff | yiem run -c configs/review.yaml "Review this change" > review.md
   yiem run --output json --events ndjson --timeout 2m "…" > result.json 2>> events.ndjson
   yiem run --dry-run -c configs/weather.yaml "hi"   # the resolved spec and first request; no model
-  yiem run --strict --dry-run "hi"                  # CI: exit 2 if a tool, hook or tool glob is broken`;
+  yiem run --strict --dry-run "hi"                  # CI: exit 2 if a tool, hook or tool glob is broken
+  yiem run --save "My name is Ada." && yiem run --continue "What is my name?"   # a stored session`;
 
 /** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
 const COMMAND_HELP: Record<string, string> = {
@@ -74,6 +76,10 @@ ${exitCodes(["0", "The tool returned a result"], ["1", "The tool returned an err
   yiem tools new lint --command --description "Runs the linter."
 
 ${exitCodes(["0", "Written (the path on stdout)"], ["1", "The written file failed to load (the write is undone)"], ["2", "A bad or taken name, a bad schema or code, or a usage error"])}`,
+  "sessions list": exitCodes(["0", "Listed (unreadable session files are named on stderr)"], ["2", "A usage error"]),
+  "sessions show": exitCodes(["0", "Shown"], ["2", "No such session, an ambiguous prefix, or a broken session file (named)"]),
+  "sessions rm": exitCodes(["0", "Removed (the ids on stdout)"], ["1", "A session is in use by another run (not removed)"], ["2", "No such session (nothing is removed)"]),
+  "sessions prune": exitCodes(["0", "Pruned (the removed ids on stdout)"], ["2", "A bad --older-than, or a usage error"]),
   "tools check": exitCodes(["0", "Every tool loads, every schema compiles, every program can start, every tool glob matches"], ["1", "Any problem (each printed as file: reason): the ones yiem run --strict stops on"], ["2", "A spec or usage error"]),
 };
 

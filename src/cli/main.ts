@@ -58,6 +58,7 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   init: () => import("./commands/init.js"),
   tools: () => import("./commands/tools.js"),
   mcp: () => import("./commands/mcp.js"),
+  sessions: () => import("./commands/sessions.js"),
 };
 
 /** Options every command takes. */
@@ -99,6 +100,12 @@ export async function main(args: string[]): Promise<void> {
         .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })
         .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
         .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
+        .option("save", { type: "boolean", describe: "Save this run as a new session in the session store (--no-save: do not save)" })
+        .option("continue", { type: "boolean", describe: "Continue the latest stored session of this spec in this folder" })
+        .option("resume", { type: "string", describe: "Continue the stored session ID (a full id or a unique prefix)" })
+        .option("fork", { type: "boolean", describe: "With --continue or --resume: save into a new session, leaving the old one unchanged" })
+        .option("session-id", { type: "string", describe: "The id of the new session (letters, digits, _ and -)" })
+        .option("wait", { type: "boolean", describe: "--no-wait: fail at once when another run holds the session, instead of waiting" })
         .option("stdin", { type: "boolean", describe: "Wait for stdin to end, with no grace (--no-stdin: never read it)" })
         .option("dry-run", { type: "boolean", default: false, describe: "Print the resolved spec and the first request; call no model" })
         .option("strict", { type: "boolean", describe: "For CI: exit 2 before the model is called when a tool or hook cannot load or start, or a tool glob matches nothing (--no-strict: warnings only)" }),
@@ -122,9 +129,10 @@ export async function main(args: string[]): Promise<void> {
       .command("list", "Connect every MCP server; print its status, protocol version and tools", (s) => withCommandHelp(s, "mcp list")
         .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
       .demandCommand(1, "Name an mcp command: list."))
+    .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
     .completion("completion", "Print a shell completion script (bash, zsh)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
-    .demandCommand(1, "Name a command: run, tools, mcp, config or init (see --help).")
+    .demandCommand(1, "Name a command: run, tools, mcp, sessions, config or init (see --help).")
     .strict()
     .recommendCommands()
     .version(packageVersion())
@@ -223,7 +231,7 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
 }
 
 /** `yiem run`'s flags that take no value; every other flag's next word is its value. */
-const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 
 function takesValue(previous: string | undefined): boolean {
   return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !RUN_BOOLEAN_FLAGS.has(previous);
@@ -295,4 +303,19 @@ function registerToolsCommands<T>(y: Argv<T>) {
     )
     .command("check", "Load every tool and compile every schema", (s) => withCommandHelp(s, "tools check"))
     .demandCommand(1, "Name a tools command: list, new, show, call or check.");
+}
+
+function registerSessionsCommands<T>(y: Argv<T>) {
+  return y
+    .command("list", "List the stored sessions, latest first", (s) => withCommandHelp(s, "sessions list")
+      .option("json", { type: "boolean", default: false, describe: "Print {dir, sessions, problems} as JSON" }))
+    .command("show <id>", "Print a session's conversation (pretty on a terminal, JSON otherwise)", (s) => withCommandHelp(s, "sessions show")
+      .positional("id", { type: "string", demandOption: true, describe: "The session's id or a unique prefix" })
+      .option("json", { type: "boolean", default: false, describe: "Print the session file's JSON, also on a terminal" }))
+    .command("rm <ids...>", "Remove sessions", (s) => withCommandHelp(s, "sessions rm")
+      .positional("ids", { type: "string", array: true, demandOption: true, describe: "Full session ids" }))
+    .command("prune", "Remove the sessions not updated for a while", (s) => withCommandHelp(s, "sessions prune")
+      .option("older-than", { type: "string", demandOption: true, describe: "Age since the last update: 30d, 12h, 90m" })
+      .option("dry-run", { type: "boolean", default: false, describe: "Print what would be removed; remove nothing" }))
+    .demandCommand(1, "Name a sessions command: list, show, rm or prune.");
 }

@@ -43,9 +43,11 @@ export interface ResultJson {
   error: string | null;
   /** The process's exit code (docs/reliability.md). */
   exitCode: number;
+  /** The stored session the run reads and saves (docs/sessions.md); null when it uses none. */
+  sessionId: string | null;
 }
 
-export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(result.stopReason)): ResultJson {
+export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(result.stopReason), sessionId: string | null = null): ResultJson {
   return {
     runId: result.runId,
     text: result.text,
@@ -61,6 +63,7 @@ export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(r
     durationMs: result.durationMs,
     error: result.error ?? null,
     exitCode,
+    sessionId,
   };
 }
 
@@ -82,9 +85,9 @@ export function unfinishedResult(outcome: Pick<RunResult, "runId" | "stopReason"
  * The JSON result written at once, for an exit that cannot wait for a stream (a second signal,
  * the watchdog, a usage error before anything else started). Never throws.
  */
-export function printResultJsonSync(result: RunResult, exitCode: number): void {
+export function printResultJsonSync(result: RunResult, exitCode: number, sessionId: string | null = null): void {
   try {
-    writeSync(1, jsonLine(resultToJson(result, exitCode), isatty(1), undefined));
+    writeSync(1, jsonLine(resultToJson(result, exitCode, sessionId), isatty(1), undefined));
   } catch {
     // stdout is gone: nothing to add
   }
@@ -96,8 +99,9 @@ export function printResult(
   format: OutputFormat,
   stream: NodeJS.WritableStream = process.stdout,
   exitCode: number = exitCodeFor(result.stopReason),
+  sessionId: string | null = null,
 ): Promise<void> {
-  if (format === "json") return writeJsonLine(resultToJson(result, exitCode), stream, undefined);
+  if (format === "json") return writeJsonLine(resultToJson(result, exitCode, sessionId), stream, undefined);
   if (result.text === "") return Promise.resolve();
   return writeOut(stream, `${forTerminal(result.text, stream)}\n`);
 }

@@ -82,6 +82,7 @@ export function redactSpec(spec: ResolvedSpec, env: NodeJS.ProcessEnv = process.
     limits: spec.limits,
     hooks: spec.hooks,
     strict: spec.strict,
+    sessions: spec.sessions,
     sources: spec.sources,
     // Header values are credentials more often than not (Authorization: Bearer …): never shown.
     mcpServers: (spec.mcpServers ?? []).map((server) =>

@@ -123,6 +123,8 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     spec, specFile: parsed?.file ?? null, baseDir, cwd, env: input.env, overrides, toolTimeoutMs: limits.toolTimeoutMs, specError,
   });
 
+  sources["sessions.save"] = spec.sessions?.save !== undefined ? "spec" : "default";
+
   sources.name = spec.name !== undefined ? "spec" : "default";
   sources.builtinTools = spec.builtinTools ? "spec" : "default";
   return {
@@ -139,6 +141,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     limits,
     hooks,
     strict,
+    sessions: { save: spec.sessions?.save ?? false },
     sources: Object.fromEntries(SOURCE_KEYS.map((key) => [key, sources[key] ?? "default"])) as Record<
       SourceKey,
       ValueSource

@@ -56,6 +56,8 @@ export interface AgentSpec {
   strict?: boolean;
   /** MCP servers by name (`^[a-z0-9][a-z0-9-]{0,31}$`); see docs/mcp.md. */
   mcpServers?: Record<string, McpServerSpec>;
+  /** The session store (docs/sessions.md). */
+  sessions?: { save?: boolean };
 }
 
 /**
@@ -174,6 +176,7 @@ export const SOURCE_KEYS = [
   "hooks.beforeToolCall",
   "hooks.afterToolCall",
   "strict",
+  "sessions.save",
 ] as const;
 
 export type SourceKey = (typeof SOURCE_KEYS)[number];
@@ -198,6 +201,8 @@ export interface ResolvedSpec {
   hooks: { beforeToolCall?: ResolvedHook; afterToolCall?: ResolvedHook };
   /** A tool that does not load, a program that cannot start, a tool glob that matches nothing: exit 2 before the model is called (else a warning). */
   strict: boolean;
+  /** `save`: every run is saved in the session store unless `--no-save` (default false). */
+  sessions: { save: boolean };
   /** Where each value came from. */
   sources: Record<SourceKey, ValueSource>;
   /** MCP servers, spec first then each `--mcp-config` file; [] when none (see config/mcp.ts). */

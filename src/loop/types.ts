@@ -176,6 +176,8 @@ export type AgentEventBody =
       toolExecution: ToolExecutionMode;
       configPath: string | null;
       mcpServers?: McpServerStatus[];
+      /** The stored session of the run (added by the CLI, docs/sessions.md). */
+      sessionId?: string;
     }
   | { type: "turnStart"; turn: number }
   | { type: "messageUpdate"; turn: number; delta: string }
@@ -238,6 +240,8 @@ export type AgentEventBody =
       usage: Usage;
       durationMs: number;
       error?: string;
+      /** As in agentStart. */
+      sessionId?: string;
     };
 
 /**

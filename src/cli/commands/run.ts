@@ -12,9 +12,10 @@
  *   too. A signal ends it `aborted` (128 + the signal's number), the run deadline (`--timeout`,
  *   counted from when the spec is read) `timeout` (exit 3), an event loop that ran dry (nothing
  *   left to wait for, see ../drain.ts) `error` (exit 1).
- * - After the loop: the answer is printed first, then `--record` and `--session` are written,
- *   then the one `agentEnd` (held back by ../events/run-stream.ts) is written; a failed write
- *   there is named in that `agentEnd` and turns a successful run into exit 1.
+ * - After the loop: the answer is printed first, then `--record` and `--session` (or the stored
+ *   session, ../run-session.ts) are written, then the one `agentEnd` (held back by
+ *   ../events/run-stream.ts) is written; a failed write there is named in that `agentEnd` and
+ *   turns a successful run into exit 1. A stored session's lock is released on every path.
  * - A run whose code is stuck is ended from outside the loop: synchronous code past the deadline
  *   (../watchdog.ts), or an event loop still dry after the abort. The stream then closes the open
  *   calls and the turn itself, and the process exits.
@@ -41,6 +42,8 @@ import { createEventStamper } from "../../loop/events.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { watchParent } from "../parent-watch.js";
 import { loadSession, saveSession } from "../session.js";
+import { openRunSession, sessionRequest, type RunSession } from "../run-session.js";
+import { describeHolder } from "../../sessions/lock.js";
 import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
 import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
 
@@ -65,6 +68,8 @@ interface RunContext {
   stopDeadline(): void;
   /** Set once MCP servers are connected: closes them (stdin, wait, then the whole group). */
   closeMcp(): Promise<void>;
+  /** The stored session the run reads and saves, once opened (docs/sessions.md). */
+  session?: RunSession;
 }
 
 /** Thrown (inside run) when the run's signal aborts before the loop has started. */
@@ -127,6 +132,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   } finally {
     ctx.stopDeadline();
     await ctx.closeMcp().catch(() => {});
+    await ctx.session?.release().catch(() => {});
   }
 }
 
@@ -160,7 +166,7 @@ function printUnfinished(ctx: RunContext, exitCode: number): void {
   if (ctx.argv.output !== "json" || ctx.resultPrinted) return;
   ctx.resultPrinted = true;
   const end = ctx.stream.outcome;
-  printResultJsonSync(unfinishedResult({ runId: ctx.runId, stopReason: "error", ...end }), exitCode);
+  printResultJsonSync(unfinishedResult({ runId: ctx.runId, stopReason: "error", ...end }), exitCode, ctx.stream.sessionId ?? null);
 }
 
 /** `work`, unless the run's signal aborts first (then it throws Interrupted). */
@@ -181,8 +187,9 @@ async function run(ctx: RunContext): Promise<number> {
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   ctx.killChildren = () => processes.killAllChildren();
   const input = promptInput(argv);
+  const stored = sessionRequest(argv, spec);
   const stdin = await readPromptStdin(ctx, input);
-  const session = argv.session === undefined ? [] : await unlessStopped(loadSession(String(argv.session)), signal);
+  const session = argv.session === undefined ? await openStoredSession(ctx, spec, stored) : await unlessStopped(loadSession(String(argv.session)), signal);
   const messages = initialMessages(argv, spec, input, stdin, session);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
@@ -276,7 +283,7 @@ async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, r
   const print = async (final: RunResult, code: number) => {
     ctx.resultPrinted = true;
     try {
-      await printResult(final, json ? "json" : "text", process.stdout, code);
+      await printResult(final, json ? "json" : "text", process.stdout, code, ctx.stream.sessionId ?? null);
     } catch (error) {
       failures.push(`could not write the answer to stdout: ${messageOf(error)}`);
     }
@@ -293,6 +300,14 @@ async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, r
     } catch (error) {
       failures.push(`could not write the session file ${String(argv.session)}: ${messageOf(error)}`);
     }
+  }
+  if (ctx.session) {
+    try {
+      await ctx.session.save(result);
+    } catch (error) {
+      failures.push(`could not save session ${ctx.session.id}, this run was not added to it: ${messageOf(error)}`);
+    }
+    await ctx.session.release();
   }
   const failureOf = () => (failures.length > 0 ? redact(failures.join("; ")) : undefined);
   if (json) {
@@ -374,6 +389,33 @@ async function readPromptStdin(ctx: RunContext, input: PromptInput): Promise<Std
     if (!(error instanceof Interrupted)) throw error;
     const [stopReason, message] = describeStop(error.reason);
     throw new Interrupted(new RunStop(stopReason === "timeout" ? "timeout" : stopReason === "error" ? "error" : "aborted", `${message} while waiting for stdin to end`));
+  }
+}
+
+/**
+ * The stored session's history (../run-session.ts), [] when the run uses none. A deadline or
+ * signal that ends a wait for another run's lock says so in agentEnd.
+ */
+async function openStoredSession(ctx: RunContext, spec: ResolvedSpec, request: ReturnType<typeof sessionRequest>): Promise<ChatMessage[]> {
+  let waitingFor: string | undefined;
+  try {
+    const session = await unlessStopped(openRunSession(request, spec, {
+      signal: ctx.signal,
+      dryRun: Boolean(ctx.argv["dry-run"]),
+      onId: (id) => {
+        ctx.stream.sessionId = id;
+      },
+      onWaiting: (id, holder) => {
+        waitingFor = `session ${id} (in use by ${describeHolder(holder)})`;
+        ctx.sink.log(`waiting for ${waitingFor} to be released; --no-wait fails at once instead`);
+      },
+    }), ctx.signal);
+    if (session) ctx.session = session;
+    return session?.history ?? [];
+  } catch (error) {
+    if (!(error instanceof Interrupted) || waitingFor === undefined) throw error;
+    const [stopReason, message] = describeStop(error.reason);
+    throw new Interrupted(new RunStop(stopReason === "timeout" ? "timeout" : stopReason === "error" ? "error" : "aborted", `${message} while waiting for ${waitingFor}`));
   }
 }
 

@@ -10,6 +10,7 @@ import { UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { printJson, printText } from "../output.js";
 import { findLoadProblems } from "../setup.js";
+import { formatTable, oneLine } from "../table.js";
 import { loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
@@ -102,22 +103,4 @@ function infoJson(info: ToolInfo) {
     parallelToolExecute: info.parallelToolExecute,
     source: info.source,
   };
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
-
-/** Aligned columns; the last column is cut to fit `width`. */
-function formatTable(header: string[], rows: string[][], width: number): string {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  return all
-    .map((r) => {
-      const fixed = r.slice(0, -1).map((cell, i) => cell.padEnd(widths[i])).join("  ");
-      const room = Math.max(20, width - fixed.length - 2);
-      const last = r[r.length - 1];
-      return `${fixed}  ${last.length > room ? `${last.slice(0, room - 1)}…` : last}`.trimEnd();
-    })
-    .join("\n");
 }

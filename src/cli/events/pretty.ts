@@ -125,7 +125,8 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
     switch (event.type) {
       case "agentStart": {
         const tools = event.tools.length === 0 ? "no tools" : plural(event.tools.length, "tool");
-        line(`${style.bold("yiem")} ${style.dim(`${oneLine(event.yiemVersion)} · model ${oneLine(event.model)} · ${tools} (${event.toolExecution})`)}`);
+        const session = event.sessionId ? ` · session ${oneLine(event.sessionId)}` : "";
+        line(`${style.bold("yiem")} ${style.dim(`${oneLine(event.yiemVersion)} · model ${oneLine(event.model)} · ${tools} (${event.toolExecution})${session}`)}`);
         return;
       }
       case "turnStart":

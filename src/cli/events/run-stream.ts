@@ -13,6 +13,8 @@
  *   started gets `toolCallRejected`, the open turn gets `turnEnd`, then comes `agentEnd` — so
  *   `seq` stays gap-free and every call still has exactly one result.
  * - Nothing happens after the one `agentEnd`; emitting never throws.
+ * - Once `sessionId` is set (the run's stored session, docs/sessions.md), `agentStart` and every
+ *   `agentEnd` written carry it.
  */
 import type { AgentEvent, AgentEventBody, StopReason } from "../../loop/types.js";
 import { addUsage, zeroUsage } from "../../loop/usage.js";
@@ -32,6 +34,8 @@ export interface RunStream {
   finish(failure?: string): StopReason | undefined;
   /** The `agentEnd` as held or written (with a `finish` failure merged in); null before the run ended. */
   readonly outcome: RunOutcome | null;
+  /** The run's stored session, for agentStart and agentEnd (module rules). */
+  sessionId: string | undefined;
 }
 
 /** How a run ended, as its `agentEnd` says. */
@@ -71,6 +75,8 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
   let held: (AgentEvent & Record<string, unknown>) | null = null;
   let ended = false;
   let written = false;
+  let sessionId: string | undefined;
+  const withSession = <T extends object>(event: T): T => (sessionId === undefined ? event : { ...event, sessionId });
 
   const safeWrite = (event: AgentEvent) => {
     try {
@@ -131,7 +137,7 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
       } catch {
         // a malformed event is still written; only the bookkeeping skips it
       }
-      safeWrite(event);
+      safeWrite(event.type === "agentStart" ? withSession(event) : event);
     },
     get ended() {
       return ended;
@@ -174,13 +180,19 @@ export function createRunStream(runId: string, write: (event: AgentEvent) => voi
       if (!held || written) return held?.stopReason as StopReason | undefined;
       written = true;
       held = withFailure(held as AgentEvent & Record<string, unknown> & { stopReason: StopReason; error?: string }, failure);
-      safeWrite(held);
+      safeWrite(withSession(held));
       return held.stopReason as StopReason;
     },
     get outcome() {
       if (!held) return null;
       const { stopReason, turns, toolCalls, usage: used, durationMs, error } = held as unknown as RunOutcome;
       return { stopReason, turns, toolCalls, usage: used, durationMs, ...(typeof error === "string" ? { error } : {}) };
+    },
+    get sessionId() {
+      return sessionId;
+    },
+    set sessionId(id) {
+      sessionId = id;
     },
   };
 }
