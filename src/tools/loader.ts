@@ -8,13 +8,16 @@
  * - so is a tool whose inputSchema ajv cannot use (./schema-check.ts): it is not registered;
  * - a duplicate name is a problem naming both files; the first one loaded keeps the name;
  * - a tool or hook file must be a regular file (or a link to one): a FIFO, socket or device of a
- *   tool file's name is a problem, never read (it could block the load forever).
+ *   tool file's name is a problem, never read (it could block the load forever);
+ * - a tool file another user may have planted (../planted-path.ts: not theirs or root's, in a
+ *   folder others can write to, also a link planted there) is a problem, never loaded.
  * Modules go through yiem's own loader (./modules/): TypeScript and ES modules transformed once and
  * cached on disk by content; `yiem` resolves to this package.
  */
 import { statSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import { plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { fileKind } from "../regular-file.js";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
@@ -69,7 +72,7 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
       problems.push({ path: absolute, reason: `cannot read tool folder: ${(error as Error).message}` });
     }
   }
-  const loaded = await Promise.all(files.map((file) => loadToolFile(file).then(
+  const loaded = await Promise.all(files.map((file) => loadTrustedToolFile(file).then(
     (tool) => ({ file, tool, error: null as string | null }),
     (error: unknown) => ({ file, tool: null, error: errorMessage(error) }),
   )));
@@ -92,6 +95,13 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
   }
   registry.problems.push(...problems);
   return { registry, problems };
+}
+
+/** `loadToolFile`, unless another user may have planted the file (rules above). */
+async function loadTrustedToolFile(file: string): Promise<Tool> {
+  const planted = plantedOnTheWay(file);
+  if (planted) throw new Error(`refused: the file ${plantedReason(planted, file)}`);
+  return loadToolFile(file);
 }
 
 /** Loads one tool file (module or command manifest). Throws with a clear reason. */
