@@ -15,6 +15,7 @@
  * - Every function resolves once the stream has accepted the bytes. A reader that went away
  *   (EPIPE, e.g. `| head`) is not an error: the output is simply dropped.
  */
+import { ownWrite } from "../channels/guard.js";
 import type { RunResult } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
 import { escapeJsonForTerminal, escapeJsonLineBreaks, sanitizeForTerminal } from "./events/sanitize.js";
@@ -109,10 +110,10 @@ function writeOut(stream: NodeJS.WritableStream, chunk: string): Promise<void> {
   }
   return new Promise((resolve, reject) => {
     try {
-      stream.write(chunk, (error?: Error | null) => {
+      ownWrite(() => stream.write(chunk, (error?: Error | null) => {
         if (!error || (error as NodeJS.ErrnoException).code === "EPIPE") resolve();
         else reject(error);
-      });
+      }));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EPIPE") resolve();
       else reject(error);

@@ -8,6 +8,7 @@ import { parseToolArguments, previewArguments, isPlainObject } from "../tools/ar
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { validateAgainstSchema } from "../tools/validate.js";
+import { messageOf } from "../error-text.js";
 import { untilAborted } from "./abort.js";
 import type { AgentHooks } from "./types.js";
 
@@ -107,12 +108,4 @@ async function prepareUnguarded(toolCall: ToolCall, ctx: PrepareContext): Promis
   return { kind: "prepared", toolCall, tool, args };
 }
 
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error);
-  } catch {
-    return String(error);
-  }
-}
+export { messageOf };

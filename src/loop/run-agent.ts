@@ -64,6 +64,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     configPath: options.configPath ?? null,
   });
   for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
+  let warningsOpen = true;
+  options.attachWarnings?.((warning) => warningsOpen && emit({ type: "warning", ...warning }));
 
   let stopReason: StopReason = "completed";
   let text = "";
@@ -205,6 +207,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     error = runStopOf(signal.reason)?.message ?? (stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted");
   }
   const durationMs = Math.round(performance.now() - started);
+  warningsOpen = false;
   emit({
     type: "agentEnd",
     stopReason,

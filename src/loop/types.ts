@@ -105,6 +105,8 @@ export interface RunAgentOptions {
   runId?: string;
   /** Emitted as `warning` events right after `agentStart` (e.g. tool files that failed to load). */
   startWarnings?: Array<{ message: string; path?: string }>;
+  /** Called after the start warnings with a function that emits one more `warning` event until agentEnd (then it does nothing). */
+  attachWarnings?: (warn: (warning: { message: string; path?: string }) => void) => void;
   /** Extra agentStart fields. */
   configPath?: string | null;
   yiemVersion?: string;

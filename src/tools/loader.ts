@@ -17,6 +17,7 @@
 import { statSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import { messageOf } from "../error-text.js";
 import { plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { fileKind } from "../regular-file.js";
 import { ToolRegistry } from "./registry.js";
@@ -144,8 +145,9 @@ function unwrapDefault(value: unknown): unknown {
 }
 
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message.split("\n")[0] || error.name;
-  return String(error);
+  const text = messageOf(error).split("\n")[0];
+  if (text !== "" || !(error instanceof Error)) return text || "unknown error";
+  return messageOf(error.name) || "Error";
 }
 
 /** Whether `path` exists and is a folder. */

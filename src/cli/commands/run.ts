@@ -17,6 +17,7 @@
  *   calls and the turn itself, and the process exits.
  */
 import { randomUUID } from "node:crypto";
+import { exitProcess, guardChannels } from "../../channels/guard.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
@@ -36,6 +37,7 @@ import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { loadSession, saveSession } from "../session.js";
 import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
 import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
+import { armExitBound, settleWithin } from "../bounded-exit.js";
 
 /** What the parts of one run share. */
 interface RunContext {
@@ -52,6 +54,10 @@ interface RunContext {
   killChildren(): void;
   /** Stops the deadline timer and its watchdog. */
   stopDeadline(): void;
+  /** A `warning` event once the loop has started (held until then). */
+  warn(message: string): void;
+  /** Warnings given before the loop started. */
+  earlyWarnings: string[];
 }
 
 /** Thrown (inside run) when the run's signal aborts before the loop has started. */
@@ -83,7 +89,10 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     received: () => signals.received,
     killChildren: () => {},
     stopDeadline: () => {},
+    earlyWarnings: [],
+    warn: (message) => ctx.earlyWarnings.push(message),
   };
+  guardRun(ctx);
   signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
   // A second signal exits at once: the run's events still end with agentEnd.
   beforeForcedExit(() => endFromOutside(ctx, "aborted", "run aborted: a second signal ended it at once"));
@@ -96,19 +105,37 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     }
     const [stopReason, message] = describeStop(stop.signal.reason);
     const code = endFromOutside(ctx, stopReason, message);
-    void sink.close().finally(() => process.exit(code));
+    void sink.close().finally(() => exitProcess(code));
   });
+  let code: number;
   try {
-    const code = await run(ctx);
-    await sink.close();
-    return code;
+    code = await run(ctx);
   } catch (error) {
-    const code = reportFatal(ctx, error);
-    await sink.close();
-    return code;
+    code = reportFatal(ctx, error);
   } finally {
     ctx.stopDeadline();
   }
+  // The last event is written: neither a stalled stderr reader nor a tool's exit listener may
+  // hold the exit (../bounded-exit.ts).
+  await settleWithin(sink.close(), signals.controller.signal);
+  armExitBound(code);
+  return code;
+}
+
+/**
+ * Tool and hook code may not write to stdout or stderr, end the process or crash it
+ * (../../channels/guard.ts): its output becomes `warning` events (redacted like every event;
+ * lines written while tools load come right after agentStart), a throw or rejection nobody
+ * handled ends the run as an error.
+ */
+function guardRun(ctx: RunContext): void {
+  guardChannels({
+    onOutput: ({ stream, text }) => ctx.warn(`tool or hook code wrote to ${stream}: ${text}`),
+    onUncaught: (error, kind) => {
+      const what = kind === "exception" ? "threw outside its call" : "left a promise rejection unhandled";
+      ctx.abort(new RunStop("error", `tool or hook code ${what}: ${messageOf(error)}`));
+    },
+  });
 }
 
 /** The stop reason and message for the run signal's abort reason. */
@@ -203,7 +230,13 @@ async function run(ctx: RunContext): Promise<number> {
     configPath: spec.configPath,
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
-    startWarnings: loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
+    startWarnings: [
+      ...loaded.problems.map((p) => ({ message: `tool not loaded: ${p.reason}`, path: p.path })),
+      ...ctx.earlyWarnings.map((message) => ({ message })),
+    ],
+    attachWarnings: (warn) => {
+      ctx.warn = (message) => warn({ message });
+    },
   });
   ctx.stopDeadline();
   return finishRun(ctx, result, redact, recorder);
@@ -261,10 +294,9 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   if (!(ms > 0)) return;
   const message = `run timed out after ${ms} ms`;
   let watchdog: { disarm(): void } | undefined;
-  const timer = setTimeout(() => {
-    watchdog?.disarm();
-    ctx.abort(new RunStop("timeout", message));
-  }, ms);
+  // The watchdog stays armed past the abort: an abort listener of a tool that never returns is
+  // stuck code too. It is disarmed once the loop has returned (stopDeadline).
+  const timer = setTimeout(() => ctx.abort(new RunStop("timeout", message)), ms);
   // The deadline alone does not keep the process alive: a run with nothing else left to wait
   // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
   timer.unref();
@@ -272,7 +304,9 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
     clearTimeout(timer);
     watchdog?.disarm();
   };
-  const mayRunModules = spec.toolDirs.length > 0 || Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
+  // Every run that may run code of a tool, hook or model-written tool (writeTool) is guarded.
+  const mayRunModules = spec.toolDirs.length > 0 || spec.builtinTools.includes("writeTool") ||
+    Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
   if (!mayRunModules) return;
   // Started before any tool module is evaluated: a module's top level may be what never yields.
   watchdog = startWatchdog(Date.now() + ms, () => {

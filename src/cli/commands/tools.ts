@@ -9,7 +9,7 @@ import { createEventSink, defaultEventsMode } from "../events/sink.js";
 import { UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { printJson, printText } from "../output.js";
-import { loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
+import { commandRedactor, loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
@@ -42,10 +42,10 @@ async function listCommand(argv: Record<string, unknown>): Promise<number> {
   await sink.close();
   const infos = registry.infos();
   if (argv.json) {
-    await printJson({ tools: infos.map(infoJson), problems });
+    await printJson(commandRedactor()({ tools: infos.map(infoJson), problems }));
     return EXIT.ok;
   }
-  const rows = infos.map((t) => [t.name, t.label, t.source.kind === "builtin" ? "builtin" : shownPath(t.source.path), t.description].map(oneLine));
+  const rows = infos.map((t) => [t.name, t.label, t.source.kind === "builtin" ? "builtin" : shownPath(t.source.path), t.description].map((cell) => oneLine(commandRedactor()(cell))));
   if (process.stdout.isTTY) await printText(formatTable(["NAME", "LABEL", "SOURCE", "DESCRIPTION"], rows, process.stdout.columns || 100));
   else await printText(rows.map((r) => r.join("\t")).join("\n"));
   return EXIT.ok;
@@ -60,7 +60,7 @@ async function showCommand(argv: Record<string, unknown>): Promise<number> {
   if (!info) throw unknownTool(name, registry.list().map((t) => t.name), problems.length);
   const json = infoJson(info);
   const timeoutMs = registry.get(name)?.timeoutMs;
-  await printJson(timeoutMs === undefined ? json : { ...json, timeoutMs });
+  await printJson(commandRedactor()(timeoutMs === undefined ? json : { ...json, timeoutMs }));
   return EXIT.ok;
 }
 
@@ -79,7 +79,7 @@ async function checkCommand(argv: Record<string, unknown>): Promise<number> {
       ? `ok: ${count} tool${count === 1 ? "" : "s"} loaded from ${folders}, no problems`
       : `${all.length} problem${all.length === 1 ? "" : "s"} (${count} tool${count === 1 ? "" : "s"} loaded from ${folders})`,
   );
-  await printText(lines.join("\n"));
+  await printText(commandRedactor()(lines.join("\n")));
   return all.length === 0 ? EXIT.ok : EXIT.failure;
 }
 
