@@ -16,7 +16,7 @@
  */
 import { statSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { messageOf } from "../error-text.js";
 import { plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { fileKind } from "../regular-file.js";
@@ -53,6 +53,8 @@ export async function listToolFiles(dir: string): Promise<string[]> {
 export interface LoadToolsOptions {
   /** Add to this registry (e.g. one holding built-ins); default: a new one. */
   registry?: ToolRegistry;
+  /** writeTool's folder: its tools are model-written (`ToolSource.generated`). */
+  generatedDir?: string | null;
 }
 
 export interface LoadToolsResult {
@@ -89,7 +91,8 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
       continue;
     }
     try {
-      registry.register(tool, { kind: toolFileKind(basename(file)) === "command" ? "command" : "file", path: file });
+      const generated = options.generatedDir && dirname(file) === resolve(options.generatedDir) ? { generated: true as const } : {};
+      registry.register(tool, { kind: toolFileKind(basename(file)) === "command" ? "command" : "file", path: file, ...generated });
     } catch (err) {
       problems.push({ path: file, reason: errorMessage(err) });
     }

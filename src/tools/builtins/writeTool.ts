@@ -86,7 +86,7 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
       const { written } = await writeAndLoadTool(
         draft,
         { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true, replaceUnmarked: false },
-        (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path }, { replace: file.previous !== null || overwrite === true }),
+        (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path, generated: true }, { replace: file.previous !== null || overwrite === true }),
       );
       const replaced = written.previous !== null;
       return toolResult(
