@@ -51,7 +51,9 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
       error instanceof ConfigError
         ? error
         : new ConfigError(`cannot load the spec: ${(error as Error).message}`, {}, { cause: error });
-    wrapped.message = redactText(wrapped.message, secrets);
+    // The key's variable is secret whatever its name (`apiKeyEnv: LLM_API`).
+    const keyVariable = apiKeyVariable(parsed?.value);
+    wrapped.message = redactText(wrapped.message, keyVariable ? secretValues(opts.env, [opts.env[keyVariable]]) : secrets);
     if (parsed?.cached) wrapped.fromCache = true;
     throw wrapped;
   }
@@ -70,4 +72,11 @@ async function checkedSpec(parsed: ParsedSpecFile, env: NodeJS.ProcessEnv, cwd: 
   }
   await validateSpec(value, parsed, cwd);
   return value as AgentSpec;
+}
+
+/** The variable the raw spec `value` names as `model.apiKeyEnv`, if any. */
+function apiKeyVariable(value: unknown): string | undefined {
+  const model = (value as { model?: unknown } | null | undefined)?.model;
+  const name = model !== null && typeof model === "object" ? (model as { apiKeyEnv?: unknown }).apiKeyEnv : undefined;
+  return typeof name === "string" && name !== "" ? name : undefined;
 }
