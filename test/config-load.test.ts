@@ -73,7 +73,7 @@ describe("discovery", () => {
     expect(spec.toolExecution).toBe("sequential");
     expect(spec.tools).toEqual({ allow: ["*"], deny: [] });
     expect(spec.limits).toEqual({
-      maxTurns: 25, toolTimeoutMs: 120000, runTimeoutMs: 0, maxConcurrency: 8, maxTokens: 0, loopDetection: 5,
+      maxTurns: 25, toolTimeoutMs: 120000, runTimeoutMs: 0, maxConcurrency: 8, maxTokens: 0, loopDetection: 5, maxToolCallsPerResponse: 128,
     });
     expect(spec.model).toMatchObject({ name: "m", apiKeyEnv: "OPENAI_API_KEY", stream: true, maxRetries: 2, timeoutMs: 600000 });
     expect(spec.systemPrompt).toBe("");

@@ -49,6 +49,7 @@ export interface AgentSpec {
     maxConcurrency?: number;
     maxTokens?: number;
     loopDetection?: number;
+    maxToolCallsPerResponse?: number;
   };
   hooks?: { beforeToolCall?: HookSpec; afterToolCall?: HookSpec };
 }
@@ -134,6 +135,7 @@ export const SOURCE_KEYS = [
   "limits.maxConcurrency",
   "limits.maxTokens",
   "limits.loopDetection",
+  "limits.maxToolCallsPerResponse",
   "hooks.beforeToolCall",
   "hooks.afterToolCall",
 ] as const;

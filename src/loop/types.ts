@@ -35,6 +35,11 @@ export interface Limits {
    * within one response do not count; 0 = off (default 5).
    */
   loopDetection: number;
+  /**
+   * Tool calls run per model response at most (default 128): the next one is rejected with a
+   * message the model can act on, and any after it are dropped from the conversation.
+   */
+  maxToolCallsPerResponse: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -44,6 +49,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxConcurrency: 8,
   maxTokens: 0,
   loopDetection: 5,
+  maxToolCallsPerResponse: 128,
 };
 
 export interface BeforeToolCallContext {

@@ -321,11 +321,13 @@ async function initialMessages(argv: Record<string, unknown>, spec: ResolvedSpec
   const hasPrompt = words.join("").trim() !== "";
   const stdinText = await readStdin(hasPrompt ? { graceMs: STDIN_GRACE_MS } : {});
   const messages: ChatMessage[] = [];
+  // A history may not call a tool this spec refuses (session.ts).
+  const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
   if (spec.systemPrompt) messages.push({ role: "system", content: spec.systemPrompt });
-  if (argv.session !== undefined) messages.push(...(await loadSession(String(argv.session))));
+  if (argv.session !== undefined) messages.push(...(await loadSession(String(argv.session), allowed)));
   if (argv["input-format"] === "ndjson") {
     if (hasPrompt) messages.push({ role: "user", content: words.join(" ") });
-    messages.push(...parseMessagesNdjson(stdinText ?? ""));
+    messages.push(...parseMessagesNdjson(stdinText ?? "", allowed));
   } else {
     const prompt = composePrompt(words, stdinText);
     if (prompt) messages.push({ role: "user", content: prompt });
