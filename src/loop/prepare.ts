@@ -89,8 +89,8 @@ async function prepareUnguarded(toolCall: ToolCall, ctx: PrepareContext): Promis
   const tool = ctx.registry.get(toolCall.name);
   if (!tool || !ctx.isToolAllowed(toolCall.name)) {
     const offered = ctx.registry.list().map((t) => t.name).filter(ctx.isToolAllowed);
-    const why = tool ? `Tool "${toolCall.name}" is not allowed by the policy.` : `Unknown tool "${toolCall.name}".`;
-    return reject(`${why} Available tools: ${offered.join(", ") || "(none)"}.`);
+    // A tool the policy removed answers exactly as a name that does not exist: nothing confirms it.
+    return reject(`Unknown tool "${toolCall.name}". Available tools: ${offered.join(", ") || "(none)"}.`);
   }
   const hook = ctx.hooks.beforeToolCall;
   if (hook && ctx.registry.entry(toolCall.name)?.source.generated) {
