@@ -50,10 +50,10 @@ describe("a cut never splits a secret", () => {
   });
 
   it("a server error echoing the key across the 600-character cut shows no part of it", async () => {
-    server = await startChatServer([reply.error(400, `${"e".repeat(595)} bad key ${SECRET_KEY}`)]);
+    server = await startChatServer([reply.error(400, `${"e".repeat(585)} key: ${SECRET_KEY}`)]);
     const r = await yiem(["run", "-c", writeSpec(dir, "server-cut"), "hi"], { server });
     const end = expectRunEnded(r, { code: 1, stopReason: "error" });
-    expect(end.error).toMatch(/e{595} bad …/);
+    expect(end.error).toMatch(/e{585} key: …/);
     expect(r.stderr.includes(KEY_START)).toBe(false);
   });
 });
