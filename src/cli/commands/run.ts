@@ -117,7 +117,8 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   }
   // The last event is written: neither a stalled stderr reader nor a tool's exit listener may
   // hold the exit (../bounded-exit.ts).
-  await settleWithin(sink.close(), signals.controller.signal);
+  // A signal that ended the run still lets the events drain (within the grace); one after it cuts the wait.
+  await settleWithin(sink.close(), signals.received ? undefined : signals.controller.signal);
   armExitBound(code);
   return code;
 }
