@@ -168,7 +168,7 @@ describe("paths", () => {
     expect(spec.toolExecution).toBe("parallel");
     expect(spec.tools).toEqual({ allow: ["get*", "listTools"], deny: ["getSecret"] });
     expect(spec.limits).toEqual({
-      maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, loopDetection: 0,
+      maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, loopDetection: 0, maxToolCallsPerResponse: 128,
     });
   });
 
