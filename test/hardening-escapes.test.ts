@@ -103,6 +103,34 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(code).toBe(0);
     expect(stdout).toBe("done\n");
   });
+  it("3d: with the reader stalled, a SIGTERM after the answer ends the wait at once, with the run's exit code", async () => {
+    const tools = toolFolder("chatty-term", {
+      "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
+    const spec = writeSpec(dir, "chatty-term", { toolDirs: [tools] });
+    const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {
+      env: baseEnv(batteryEnv(server, { YIEM_EXIT_GRACE_MS: "60000" })),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let answeredAt = 0;
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      if (!answeredAt && stdout.includes("done")) {
+        answeredAt = Date.now();
+        setTimeout(() => child.kill("SIGTERM"), 200);
+      }
+    });
+    const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+    clearTimeout(killer);
+    child.stderr.destroy();
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+    expect(stdout).toBe("done\n");
+    expect(Date.now() - answeredAt).toBeLessThan(10_000);
+  });
 });
 
 describe("item 4: tools that try to escape the run", () => {
