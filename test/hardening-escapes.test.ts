@@ -69,6 +69,19 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["a"]);
   });
 
+  it("3b: a tool's timer that starts spinning after the deadline stopped the run cannot hold it: exit 3", async () => {
+    const tools = toolFolder("late-spin", {
+      "late.ts": tool("late", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { setTimeout(() => { for (;;) {} }, 30); }); })"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("l", "late")] }), reply.json({ content: "never" })]);
+    const spec = writeSpec(dir, "late-spin", { toolDirs: [tools] });
+    const started = Date.now();
+    const r = await yiem(["run", "-c", spec, "--timeout", "1s", "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
+    expect(end.error).toMatch(/^run timed out after 1000 ms/);
+    expect(Date.now() - started).toBeLessThan(12_000);
+  });
+
   it("3d: a tool's exit listener that never returns: the run's answer, one agentEnd, and exit 0 within the grace", async () => {
     const tools = toolFolder("exit-listener", {
       "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }"),

@@ -4,9 +4,10 @@
  * - after the run's last event yiem waits for stderr to take the events at most `exitGraceMs()`
  *   (`YIEM_EXIT_GRACE_MS`, default 2000), and not at all once a signal arrived: a reader that
  *   stopped reading cannot keep the process alive, nor swallow a SIGTERM;
- * - exiting itself is bounded too: when the process has not ended `exitGraceMs()` after
- *   `armExitBound`, a watchdog thread (./watchdog.ts) ends it from inside whatever code holds it
- *   (an 'exit' listener of a tool that never returns), with the same code, running no more
+ * - exiting itself is bounded too: when the process has not ended twice `exitGraceMs()` after
+ *   `armExitBound` (armed right after the last event, before the wait above), a watchdog thread
+ *   (./watchdog.ts) ends it from inside whatever code holds it (an 'exit' listener of a tool
+ *   that never returns, a tool's timer that spins), with the same code, running no more
  *   listeners. Events the reader has not taken by then are lost.
  */
 import { closeSync, openSync } from "node:fs";
@@ -55,5 +56,5 @@ export function armExitBound(code: number): void {
     const reallyExit = (process as unknown as { reallyExit?: (code: number) => never }).reallyExit;
     if (typeof reallyExit === "function") reallyExit.call(process, code);
     exitProcess(code);
-  }, exitGraceMs());
+  }, 2 * exitGraceMs());
 }

@@ -52,8 +52,11 @@ interface RunContext {
   received(): NodeJS.Signals | null;
   /** Set once the command-tool module is loaded: kills every live child process group. */
   killChildren(): void;
-  /** Stops the deadline timer and its watchdog. */
-  stopDeadline(): void;
+  /**
+   * Stops the deadline timer and its watchdog; with `keepWatchdog`, the watchdog stays armed (a
+   * run the deadline stopped: a tool's late timer may still spin before agentEnd is written).
+   */
+  stopDeadline(keepWatchdog?: boolean): void;
   /** A `warning` event once the loop has started (held until then). */
   warn(message: string): void;
   /** Warnings given before the loop started. */
@@ -115,11 +118,11 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   } finally {
     ctx.stopDeadline();
   }
-  // The last event is written: neither a stalled stderr reader nor a tool's exit listener may
-  // hold the exit (../bounded-exit.ts).
-  // A signal that ended the run still lets the events drain (within the grace); one after it cuts the wait.
-  await settleWithin(sink.close(), signals.received ? undefined : signals.controller.signal);
+  // The last event is written: neither a stalled stderr reader nor tool code (a late timer that
+  // spins, an exit listener that never returns) may hold the exit (../bounded-exit.ts). A signal
+  // that ended the run still lets its events drain (within the grace); one after it cuts the wait.
   armExitBound(code);
+  await settleWithin(sink.close(), signals.received ? undefined : signals.controller.signal);
   return code;
 }
 
@@ -239,7 +242,8 @@ async function run(ctx: RunContext): Promise<number> {
       ctx.warn = (message) => warn({ message });
     },
   });
-  ctx.stopDeadline();
+  // A run the deadline stopped has no answer to print: its watchdog stays armed until agentEnd.
+  ctx.stopDeadline(result.stopReason === "timeout");
   return finishRun(ctx, result, redact, recorder);
 }
 
@@ -296,24 +300,29 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   const message = `run timed out after ${ms} ms`;
   let watchdog: { disarm(): void } | undefined;
   // The watchdog stays armed past the abort: an abort listener of a tool that never returns is
-  // stuck code too. It is disarmed once the loop has returned (stopDeadline).
+  // stuck code too. It is disarmed once the loop has returned (stopDeadline), or, for a run the
+  // deadline stopped, once its agentEnd is written.
   const timer = setTimeout(() => ctx.abort(new RunStop("timeout", message)), ms);
   // The deadline alone does not keep the process alive: a run with nothing else left to wait
   // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
   timer.unref();
-  ctx.stopDeadline = () => {
+  const onStuck = () => {
+    const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
+    exitFromWatchdog(code);
+  };
+  ctx.stopDeadline = (keepWatchdog = false) => {
     clearTimeout(timer);
+    const armed = watchdog;
     watchdog?.disarm();
+    // Re-armed from now: the side files of a stopped run still get their time to be written.
+    watchdog = keepWatchdog && armed ? startWatchdog(Date.now(), onStuck) : undefined;
   };
   // Every run that may run code of a tool, hook or model-written tool (writeTool) is guarded.
   const mayRunModules = spec.toolDirs.length > 0 || spec.builtinTools.includes("writeTool") ||
     Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
   if (!mayRunModules) return;
   // Started before any tool module is evaluated: a module's top level may be what never yields.
-  watchdog = startWatchdog(Date.now() + ms, () => {
-    const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
-    exitFromWatchdog(code);
-  });
+  watchdog = startWatchdog(Date.now() + ms, onStuck);
 }
 
 /** System prompt, the saved session, then the new prompt (words + stdin, or NDJSON messages). */
