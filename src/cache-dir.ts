@@ -6,8 +6,11 @@
  *   untrusted package folder is replaced by the user cache folder, and yiem caches nothing when
  *   that one (or an untrusted `$YIEM_CACHE_DIR`) is not trusted;
  * - entries are signed with an HMAC under a per-user secret key (`cacheKeyFolder()/key`, 32 random
- *   bytes, mode 0600), which never lives in the package's folder: a cache shipped with a checkout
- *   cannot carry a valid entry;
+ *   bytes, mode 0600), which never lives in the package's folder nor in any project folder (a
+ *   folder at or below the working folder, or below a folder holding package.json, package.yaml
+ *   or .git; the home folder and its ancestors are not projects): a `$YIEM_CACHE_DIR` inside a
+ *   project (`.cache`, a CI cache under the workspace) keeps its entries, but their key is the
+ *   user cache folder's, so a key and entries shipped with a checkout are never trusted;
  * - only regular files are read (opened non-blocking, checked with fstat), so a FIFO never blocks;
  * - entries unused for 30 days are deleted, checked at most once a day, when something is written;
  *   only files with yiem's entry names are ever deleted.
@@ -18,6 +21,7 @@ import {
   constants,
   existsSync,
   linkSync,
+  realpathSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -29,7 +33,7 @@ import {
   type Stats,
 } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readRegularFileSync } from "./regular-file.js";
 
@@ -162,11 +166,50 @@ export function cacheFolder(name: string): string | null {
 }
 
 /**
- * The folder of the per-user key: `$YIEM_CACHE_DIR` when set (the user chose it), else the user
- * cache folder. Never the package's own folder, which a checkout could ship.
+ * The folder of the per-user key: `$YIEM_CACHE_DIR` when set (the user chose it) and outside any
+ * project, else the user cache folder; null when that one is inside a project too (no caching).
+ * Never the package's own folder, nor a project's, which a checkout could ship (rules above).
  */
-export function cacheKeyFolder(): string {
-  return process.env.YIEM_CACHE_DIR || userCacheDirFor(process.env, homedir());
+export function cacheKeyFolder(): string | null {
+  const chosen = process.env.YIEM_CACHE_DIR;
+  if (chosen && !insideProject(resolve(chosen))) return chosen;
+  const user = userCacheDirFor(process.env, homedir());
+  return insideProject(resolve(user)) ? null : user;
+}
+
+/** Files that make a folder a project root (as for the spec search). */
+const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
+
+/**
+ * Whether `dir` (absolute) is inside a project a checkout could have shipped: at or below the
+ * working folder, or at or below a folder holding a project marker; the home folder and the
+ * folders above it never count (a dotfiles repository in home is no checkout). Compared by real path.
+ */
+export function insideProject(dir: string, cwd: string = process.cwd(), home: string = homedir()): boolean {
+  const real = realPathOfExisting(dir);
+  const realHome = realPathOfExisting(home);
+  const atOrAbove = (folder: string) => realHome === folder || realHome.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+  const within = (folder: string) => real === folder || real.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+  const realCwd = realPathOfExisting(cwd);
+  if (!atOrAbove(realCwd) && within(realCwd)) return true;
+  for (let at = real; !atOrAbove(at); at = dirname(at)) {
+    if (PROJECT_MARKERS.some((marker) => existsSync(join(at, marker)))) return true;
+    if (dirname(at) === at) break;
+  }
+  return false;
+}
+
+/** The real path of `path`: that of its nearest existing ancestor, with the missing rest appended. */
+function realPathOfExisting(path: string): string {
+  const missing: string[] = [];
+  for (let at = resolve(path); ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...missing.reverse());
+    } catch {
+      if (dirname(at) === at) return resolve(path);
+      missing.push(basename(at));
+    }
+  }
 }
 
 const keys = new Map<string, Buffer | null>();
@@ -174,6 +217,7 @@ const keys = new Map<string, Buffer | null>();
 /** The per-user secret of cache HMACs (read, or made once); null when no trusted place holds one. */
 function cacheKey(): Buffer | null {
   const folder = cacheKeyFolder();
+  if (folder === null) return null;
   let key = keys.get(folder);
   if (key === undefined) {
     key = trustedFolder(folder) === null ? null : readOrMakeKey(join(folder, "key"));

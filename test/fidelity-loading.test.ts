@@ -71,7 +71,8 @@ describe("tool schemas are checked when loading", () => {
       const trace = join(dir, `trace-${Math.random().toString(36).slice(2)}.txt`);
       writeFileSync(trace, "");
       const r = spawnSync(process.execPath, ["--import", join(repoRoot, "bench", "lib", "trace-modules.mjs"), yiemBin, "tools", "list", "--tool-dir", join(dir, "goodonly")], {
-        cwd: dir,
+        // Not the caches' parent: a cache folder inside the working folder never holds the key (issue 18).
+        cwd: join(dir, "goodonly"),
         env: { ...process.env, YIEM_CACHE_DIR: cliCache, YIEM_TRACE_MODULES: trace },
         encoding: "utf8",
       });

@@ -141,7 +141,7 @@ describe("module cache: only packs this user's yiem wrote are run", () => {
     delete process.env.YIEM_CACHE_DIR;
     process.env.XDG_CACHE_HOME = path.join(root, "xdg");
     expect(cacheKeyFolder()).toBe(path.join(root, "xdg", "yiem"));
-    expect(cacheKeyFolder().startsWith(packageRoot())).toBe(false);
+    expect(String(cacheKeyFolder()).startsWith(packageRoot())).toBe(false);
   });
 });
 

@@ -49,3 +49,23 @@ describe("item 7: text that looks like a tool call is an answer unless the spec 
     }
   }
 });
+
+describe("issue 18, item 3c: the text-call parser is linear in the answer's length", () => {
+  it("a 1 MB hostile answer (a fence, then a megabyte of line breaks and spaces, no closing fence) parses in under 1 s", async () => {
+    const { parseTextToolCalls } = await import("../src/provider/text-tool-calls.js");
+    const hostile = [
+      "```\n" + "\n".repeat(1_000_000) + "tool_call",
+      "```json" + " \n".repeat(500_000) + '{"tool_call": 1}',
+      "```" + "\n".repeat(1_000_000) + "tool_call```x",
+    ];
+    for (const answer of hostile) {
+      const started = performance.now();
+      expect(parseTextToolCalls(answer)).toBeNull();
+      expect(performance.now() - started).toBeLessThan(1_000);
+    }
+    // The fenced form still works.
+    expect(parseTextToolCalls('```json\n{"tool_call": {"name": "echo", "arguments": {"text": "ran"}}}\n```')?.toolCalls).toEqual([
+      { id: "", name: "echo", arguments: '{"text":"ran"}' },
+    ]);
+  });
+});

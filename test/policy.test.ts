@@ -99,7 +99,8 @@ describe("the policy in the loop", () => {
     expect(events.find((e) => e.type === "agentStart")).toMatchObject({ tools: ["readFile", "listTools"] });
     const rejected = events.filter((e) => e.type === "toolCallRejected");
     expect(rejected).toHaveLength(1);
-    expect(rejected[0]).toMatchObject({ toolName: "deleteFile", reason: expect.stringContaining("not allowed by the policy") });
+    // Issue 18, item 9: a denied tool answers exactly as a name that does not exist.
+    expect(rejected[0]).toMatchObject({ toolName: "deleteFile", reason: 'Unknown tool "deleteFile". Available tools: readFile, listTools.' });
     expect(events.filter((e) => e.type === "toolExecutionStart").map((e) => (e as { toolName: string }).toolName)).toEqual(["readFile"]);
     expect(ran).toEqual(["readFile"]);
     const toolMessages = provider.requests[1].messages.filter((m) => m.role === "tool");

@@ -1,6 +1,7 @@
 /** User-facing errors of the CLI: a usage or config problem is exit 2 with one clear message. */
 import { randomUUID } from "node:crypto";
 import { printResultJsonSync, unfinishedResult } from "./output.js";
+import { ownWrite } from "../channels/guard.js";
 
 /** A problem with how yiem was called (flags, prompt, files named on the command line). */
 export class UsageError extends Error {
@@ -29,8 +30,8 @@ export function reportUsageError(message: string, format: "text" | "ndjson" = "t
       durationMs: 0,
       error: message,
     };
-    process.stderr.write(`${JSON.stringify(event)}\n`);
+    ownWrite(() => process.stderr.write(`${JSON.stringify(event)}\n`));
     return;
   }
-  process.stderr.write(`yiem: ${message}\n`);
+  ownWrite(() => process.stderr.write(`yiem: ${message}\n`));
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { packageRoot } from "../cache-dir.js";
 import type { Argv } from "yargs";
 import { requireCjs } from "../require-cjs.js";
+import { exitProcess } from "../channels/guard.js";
 import { reportUsageError } from "./errors.js";
 import { COMPLETION_HELP, withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
@@ -162,7 +163,7 @@ export async function main(args: string[]): Promise<void> {
   const { onEventLoopDrained, DRAINED_HINT } = await import("./drain.js");
   const stopWatching = onEventLoopDrained(() => {
     reportUsageError(`the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args), jsonResult(args, EXIT.failure));
-    process.exit(EXIT.failure);
+    exitProcess(EXIT.failure);
   });
   let code: number;
   try {
@@ -174,7 +175,7 @@ export async function main(args: string[]): Promise<void> {
   }
   // Handlers flush stdout and stderr before returning, so exiting here cannot lose output, and a
   // tool that ignored its abort signal cannot keep a finished run alive.
-  process.exit(code);
+  exitProcess(code);
 }
 
 /**

@@ -5,8 +5,10 @@
  */
 import type { ChatMessage } from "../provider/types.js";
 import { UsageError } from "./errors.js";
+import { deniedCallProblem } from "./session.js";
 
-export function parseMessagesNdjson(text: string): ChatMessage[] {
+/** The messages of `text`; a call to a tool `isToolAllowed` refuses is a usage error too. */
+export function parseMessagesNdjson(text: string, isToolAllowed: (name: string) => boolean = () => true): ChatMessage[] {
   const messages: ChatMessage[] = [];
   const lines = text.split(/\r?\n/);
   lines.forEach((line, index) => {
@@ -18,7 +20,10 @@ export function parseMessagesNdjson(text: string): ChatMessage[] {
     } catch (error) {
       throw new UsageError(`${where}: not JSON (${(error as Error).message})`);
     }
-    messages.push(toMessage(value, where));
+    const message = toMessage(value, where);
+    const denied = deniedCallProblem(message, isToolAllowed);
+    if (denied) throw new UsageError(`${where}: ${denied}`);
+    messages.push(message);
   });
   return messages;
 }

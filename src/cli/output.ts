@@ -17,6 +17,7 @@
  */
 import { writeSync } from "node:fs";
 import { isatty } from "node:tty";
+import { ownWrite } from "../channels/guard.js";
 import type { RunResult } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
 import { exitCodeFor } from "./exit-codes.js";
@@ -156,10 +157,10 @@ function writeOut(stream: NodeJS.WritableStream, chunk: string): Promise<void> {
   }
   return new Promise((resolve, reject) => {
     try {
-      stream.write(chunk, (error?: Error | null) => {
+      ownWrite(() => stream.write(chunk, (error?: Error | null) => {
         if (!error || (error as NodeJS.ErrnoException).code === "EPIPE") resolve();
         else reject(error);
-      });
+      }));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EPIPE") resolve();
       else reject(error);

@@ -61,8 +61,18 @@ function formatSeconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
-/** System prompt, the saved session, then the new prompt (words + stdin, or NDJSON messages). */
-export function initialMessages(argv: Record<string, unknown>, spec: ResolvedSpec, input: PromptInput, stdin: StdinResult, session: ChatMessage[]): ChatMessage[] {
+/**
+ * System prompt, the saved session, then the new prompt (words + stdin, or NDJSON messages, whose
+ * calls of a tool `isToolAllowed` refuses are a usage error).
+ */
+export function initialMessages(
+  argv: Record<string, unknown>,
+  spec: ResolvedSpec,
+  input: PromptInput,
+  stdin: StdinResult,
+  session: ChatMessage[],
+  isToolAllowed: (name: string) => boolean,
+): ChatMessage[] {
   const stdinText = stdin.kind === "text" ? stdin.text : null;
   const messages: ChatMessage[] = [];
   if (spec.systemPrompt) messages.push({ role: "system", content: spec.systemPrompt });
@@ -70,7 +80,7 @@ export function initialMessages(argv: Record<string, unknown>, spec: ResolvedSpe
   if (argv["input-format"] === "ndjson") {
     const words = composePrompt(input.words, null);
     if (words) messages.push({ role: "user", content: words });
-    messages.push(...parseMessagesNdjson(stdinText ?? ""));
+    messages.push(...parseMessagesNdjson(stdinText ?? "", isToolAllowed));
   } else {
     const prompt = composePrompt(input.words, stdinText, input.stdinAt);
     if (prompt) messages.push({ role: "user", content: prompt });

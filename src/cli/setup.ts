@@ -58,7 +58,7 @@ export async function loadRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
   for (const tool of createBuiltinTools(spec.builtinTools, { registry, writeToolDir: spec.writeToolDir })) {
     registry.register(tool, { kind: "builtin" });
   }
-  return loadTools(spec.toolDirs, { registry });
+  return loadTools(spec.toolDirs, { registry, generatedDir: spec.writeToolDir });
 }
 
 /**

@@ -9,6 +9,7 @@
  * - The handlers stay installed until the process exits (commands end with process.exit).
  */
 import { exitCodeForSignal } from "./exit-codes.js";
+import { exitProcess } from "../channels/guard.js";
 
 /** The signals that end a run. */
 const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
@@ -43,7 +44,7 @@ export function installSignalHandlers(): SignalHandling {
           // exiting anyway
         }
       }
-      process.exit(exitCodeForSignal(received));
+      exitProcess(exitCodeForSignal(received));
     }
     received = signal;
     controller.abort(reason ?? new Error(`received ${signal}`));

@@ -5,7 +5,9 @@
  * Rules:
  * - Started only for a run with a timeout that may run tool or hook modules (run.ts); the worker
  *   sleeps on a shared flag until the deadline plus GRACE_MS and costs nothing meanwhile.
- * - `disarm()` (the main thread's deadline timer fired, or the run is over) wakes it and it ends.
+ * - `disarm()` (the run is over: the loop returned) wakes it and it ends. The deadline timer
+ *   firing does not disarm it: the abort it starts runs tools' abort listeners, which may be
+ *   what never returns.
  * - Past the deadline plus the grace, still armed, the main thread is stuck in synchronous code.
  *   The worker then asks V8, through an inspector session on the main thread, to call `onStuck`
  *   on the main thread in the middle of that code (`Runtime.evaluate` runs between two
@@ -19,6 +21,7 @@
 import { closeSync, openSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
+import { exitProcess } from "../channels/guard.js";
 
 /** How long past the deadline the main thread has to handle it itself. */
 const GRACE_MS = 1000;
@@ -45,8 +48,11 @@ if (Atomics.load(flag, 0) === 0) {
 }
 `;
 
-/** Arms a watchdog for `deadlineAt` (a `Date.now()` time); `onStuck` runs on the main thread. */
-export function startWatchdog(deadlineAt: number, onStuck: () => void): Watchdog {
+/**
+ * Arms a watchdog for `deadlineAt` (a `Date.now()` time); `onStuck` runs on the main thread when
+ * it is still armed `graceMs` later.
+ */
+export function startWatchdog(deadlineAt: number, onStuck: () => void, graceMs = GRACE_MS): Watchdog {
   const shared = new SharedArrayBuffer(4);
   const flag = new Int32Array(shared);
   const key = `__yiemWatchdog_${randomBytes(8).toString("hex")}`;
@@ -60,7 +66,7 @@ export function startWatchdog(deadlineAt: number, onStuck: () => void): Watchdog
   });
   let worker: Worker | undefined;
   try {
-    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, at: deadlineAt + GRACE_MS, key } });
+    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, at: deadlineAt + graceMs, key } });
     worker.unref();
     worker.on("error", () => {});
   } catch {
@@ -91,5 +97,5 @@ export function exitFromWatchdog(code: number): never {
       // nothing more will be written by yiem
     }
   });
-  process.exit(code);
+  exitProcess(code);
 }

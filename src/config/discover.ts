@@ -5,19 +5,23 @@
  * them swap the search places, and no option turns that off. Rules (docs/spec.md):
  * - from `cwd` upward, each folder tries SEARCH_PLACES in order; the first spec found wins;
  * - the search ends after the project root (the first folder holding package.json, package.yaml
- *   or .git) or after the home folder, whichever comes first; the file-system root is never searched;
+ *   or .git) or after the home folder (compared by real path, so a `$HOME` reached through a link
+ *   stops it too), whichever comes first; the file-system root is never searched;
  * - a folder above `cwd` is searched only when it is owned by the current user or root and is not
  *   writable by everyone; an untrusted folder ends the search before it;
  * - a spec found in a folder writable by group or others (`/tmp`) must belong to the current user
- *   or root; another user's is an error (it may have been planted), unless named with `-c`;
+ *   or root; another user's is an error (it may have been planted), unless named with `-c`; the
+ *   same holds for every symbolic link on the way to it, judged by the link's own owner
+ *   (../planted-path.ts): a link another user planted is refused like a file;
  * - a spec must be a regular file: a FIFO, socket or device is an error and is never read; a
  *   folder of that name is skipped; an existing file counts even when empty; package.json counts
  *   only with a `yiem` property;
  * - `-c` names exactly one file (same regular-file rule, no search).
  */
-import { existsSync, statSync, type Stats } from "node:fs";
+import { existsSync, realpathSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { mayBePlanted, plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { readRegularFileSync } from "../regular-file.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
@@ -38,7 +42,7 @@ const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
 /** Search from `cwd` upward (rules above); null when no spec exists. `home` ends the search too. */
 export async function findSpecFile(cwd: string, useCache = false, home: string = homedir()): Promise<ParsedSpecFile | null> {
   const start = path.resolve(cwd);
-  for (const dir of searchFolders(start, home ? path.resolve(home) : undefined)) {
+  for (const dir of searchFolders(start, home ? realPath(path.resolve(home)) : undefined)) {
     for (const place of SEARCH_PLACES) {
       const file = path.join(dir, place);
       const text = readSpecText(file, start, true);
@@ -63,10 +67,19 @@ export function* searchFolders(start: string, home: string | undefined): Generat
   const uid = process.getuid?.();
   for (let dir = start; path.dirname(dir) !== dir; ) {
     yield dir;
-    if (dir === home || PROJECT_MARKERS.some((marker) => existsSync(path.join(dir, marker)))) return;
+    if ((home !== undefined && realPath(dir) === home) || PROJECT_MARKERS.some((marker) => existsSync(path.join(dir, marker)))) return;
     const parent = path.dirname(dir);
     if (!searchableFolder(statSync(parent, { throwIfNoEntry: false }), uid)) return;
     dir = parent;
+  }
+}
+
+/** The real path of `dir` (links resolved), or `dir` itself when it cannot be resolved. */
+function realPath(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
   }
 }
 
@@ -84,11 +97,13 @@ export function searchableFolder(stats: Pick<Stats, "uid" | "mode" | "isDirector
  */
 function readSpecText(file: string, cwd: string, missingOk: boolean): string | undefined {
   const fail = (reason: string) => new ConfigError(`config file ${displayPath(file, cwd)} ${reason}`, { file, key: missingOk ? undefined : "--config" });
+  const planted = (reason: string) => fail(`${reason}; yiem does not use it unless named with -c`);
+  // Every link on the way is judged by its own owner before anything is opened through it.
+  const link = missingOk ? plantedOnTheWay(file) : null;
+  if (link) throw planted(plantedReason(link, file));
   const refusePlanted = (stats: Stats) => {
     if (missingOk && mayBePlanted(stats, statSync(path.dirname(file), { throwIfNoEntry: false }), process.getuid?.())) {
-      throw fail(
-        `belongs to another user (uid ${stats.uid}) and sits in a folder others can write to, so anyone could have put it there; yiem does not use it unless named with -c`,
-      );
+      throw planted(plantedReason({ path: file, uid: stats.uid, link: false }, file));
     }
   };
   let read: ReturnType<typeof readRegularFileSync>;
@@ -114,14 +129,7 @@ function readSpecText(file: string, cwd: string, missingOk: boolean): string | u
   throw fail("is a folder");
 }
 
-/**
- * Whether a spec found by the search may have been planted by another user: the file is neither
- * `uid`'s nor root's, and its folder is writable by group or others (`/tmp`, a shared folder).
- */
-export function mayBePlanted(file: Pick<Stats, "uid">, folder: Pick<Stats, "mode"> | undefined, uid: number | undefined): boolean {
-  if (uid === undefined || file.uid === uid || file.uid === 0) return false;
-  return folder !== undefined && (folder.mode & 0o022) !== 0;
-}
+export { mayBePlanted };
 
 function emptySpec(file: string): ParsedSpecFile {
   return { file, value: null, lineOf: () => undefined };

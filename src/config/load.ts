@@ -63,8 +63,11 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
       error instanceof ConfigError
         ? error
         : new ConfigError(`cannot load the spec: ${(error as Error).message}`, {}, { cause: error });
-    wrapped.message = redactText(wrapped.message, secrets);
-    for (const one of wrapped.problems ?? []) one.message = redactText(one.message, secrets);
+    // The key's variable is secret whatever its name (`apiKeyEnv: LLM_API`).
+    const keyVariable = apiKeyVariable(parsed?.value);
+    const hidden = keyVariable ? secretValues(opts.env, [opts.env[keyVariable]]) : secrets;
+    wrapped.message = redactText(wrapped.message, hidden);
+    for (const one of wrapped.problems ?? []) one.message = redactText(one.message, hidden);
     if (parsed?.cached) wrapped.fromCache = true;
     throw wrapped;
   }
@@ -109,4 +112,11 @@ export function pruneSpec(value: unknown, paths: SpecPath[]): unknown {
     if (parent && typeof parent === "object" && !Array.isArray(parent)) delete (parent as Record<string, unknown>)[at.at(-1)!];
   }
   return copy;
+}
+
+/** The variable the raw spec `value` names as `model.apiKeyEnv`, if any. */
+function apiKeyVariable(value: unknown): string | undefined {
+  const model = (value as { model?: unknown } | null | undefined)?.model;
+  const name = model !== null && typeof model === "object" ? (model as { apiKeyEnv?: unknown }).apiKeyEnv : undefined;
+  return typeof name === "string" && name !== "" ? name : undefined;
 }

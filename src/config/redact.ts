@@ -15,10 +15,13 @@ const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
  * sockets that sign for the user (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`), Kerberos ticket caches
  * (`KRB5CCNAME`), webhook URLs (`*WEBHOOK*`), short password and token suffixes (`*_PWD`,
  * `*_PASS`, `*_PAT`), `*PASSPHRASE*`, cookies (`*COOKIE*`), and `AUTH` as a word of the name
- * (`NPM_AUTH*`, `npm_config__auth`, `DOCKER_AUTH_CONFIG`, `BASIC_AUTH`; not `GIT_AUTHOR_NAME`).
+ * (`NPM_AUTH*`, `npm_config__auth`, `DOCKER_AUTH_CONFIG`, `BASIC_AUTH`; not `GIT_AUTHOR_NAME`),
+ * `JWT` as a word of the name (GitLab's `CI_JOB_JWT`, `CI_JOB_JWT_V2`), and the credential
+ * helpers that answer for the user (`GIT_ASKPASS`, `SSH_ASKPASS`, any `*ASKPASS*`,
+ * `VSCODE_GIT_IPC_HANDLE`).
  */
 const CREDENTIAL_NAME =
-  /^(?:DATABASE_URL|SSH_AUTH_SOCK|GPG_AGENT_INFO|KRB5CCNAME)$|_DATABASE_URL$|_DSN$|CONNECTION_STRING|WEBHOOK|_PWD$|_PASS$|_PAT$|PASSPHRASE|COOKIE|^NPM_AUTH|(?:^|_)AUTH(?:_|$)/i;
+  /^(?:DATABASE_URL|SSH_AUTH_SOCK|GPG_AGENT_INFO|KRB5CCNAME|VSCODE_GIT_IPC_HANDLE)$|_DATABASE_URL$|_DSN$|CONNECTION_STRING|WEBHOOK|_PWD$|_PASS$|_PAT$|PASSPHRASE|COOKIE|ASKPASS|^NPM_AUTH|(?:^|_)AUTH(?:_|$)|(?:^|_)JWT(?:_|$)/i;
 
 /** A URL with a password in it (`scheme://user:pass@host`, `redis://:pass@host`), anywhere in a value. */
 const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;

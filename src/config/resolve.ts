@@ -2,13 +2,17 @@
  * Turning a validated spec plus flags and environment into a ResolvedSpec.
  * Rules: flag > environment > spec > default for every value; spec paths resolve against the
  * spec's folder, flag paths against cwd; tool folders, the system prompt file and hook modules
- * must exist (the system prompt file a regular file: a FIFO or device is refused unread);
+ * must exist (the system prompt file a regular file: a FIFO or device is refused unread); a tool
+ * folder, hook module or hook program another user may have planted (../planted-path.ts: not
+ * theirs or root's, in a folder others can write to, also through a link) is refused, except a
+ * `--tool-dir` the user names;
  * durations become milliseconds. Every problem goes to `problems` (./problems.ts), and the value
  * at fault falls back to its default, so that one load reports them all.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
+import { plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { readRegularText } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, displayPath, fileError } from "./errors.js";
@@ -94,6 +98,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   // With writeTool on, its folder loads after the toolDirs (once it exists), so tools written in
   // an earlier run are offered again.
   if (writeToolOn && writeToolDir && !toolDirs.includes(writeToolDir) && (await isDirectory(writeToolDir))) {
+    refusePlanted(writeToolDir, `writeTool folder "${spec.writeToolDir ?? DEFAULT_WRITE_TOOL_DIR}"`, ["writeToolDir"], specError);
     toolDirs.push(writeToolDir);
   }
 
@@ -174,6 +179,12 @@ async function resolveSystemPrompt(
   return read.text;
 }
 
+/** Throws the spec error for `what` (at `absolute`) when another user may have planted it (or a link on its way). */
+function refusePlanted(absolute: string, what: string, specPath: SpecPath, specError: SpecErrorFn): void {
+  const found = plantedOnTheWay(absolute);
+  if (found) throw specError(`${what} ${plantedReason(found, absolute)} (${absolute}); yiem does not run code from it`, specPath);
+}
+
 async function isDirectory(dir: string): Promise<boolean> {
   return (await stat(dir).catch(() => null))?.isDirectory() ?? false;
 }
@@ -199,7 +210,10 @@ async function resolveToolDirs(
   } else if (spec.toolDirs === undefined) {
     // Default: the `tools/` folder beside the spec (or in cwd without a spec), when there is one.
     const fallback = path.join(baseDir, "tools");
-    if (await isDirectory(fallback)) dirs.push(fallback);
+    if (await isDirectory(fallback)) {
+      refusePlanted(fallback, 'tool folder "tools"', ["toolDirs"], specError);
+      dirs.push(fallback);
+    }
   } else {
     for (const [index, dir] of spec.toolDirs.entries()) {
       const absolute = path.resolve(baseDir, dir);
@@ -207,6 +221,7 @@ async function resolveToolDirs(
         problems.add(specError(`tool folder "${dir}" not found (${absolute})`, ["toolDirs", index]));
         continue;
       }
+      refusePlanted(absolute, `tool folder "${dir}"`, ["toolDirs", index], specError);
       dirs.push(absolute);
     }
   }
@@ -259,6 +274,7 @@ async function resolveHook(
     if (!(await stat(file).catch(() => null))?.isFile()) {
       throw specError(`hook module "${hook}" not found (${file})`, specPath);
     }
+    refusePlanted(file, `hook module "${hook}"`, specPath, specError);
     return file;
   }
   const commandPath = [...specPath, "command"];
@@ -275,6 +291,7 @@ async function resolveHook(
   if (path.isAbsolute(argv[0]) && !(await stat(argv[0]).catch(() => null))?.isFile()) {
     throw specError(`hook program "${argv[0]}" not found`, [...commandPath, 0]);
   }
+  if (path.isAbsolute(argv[0])) refusePlanted(argv[0], `hook program "${argv[0]}"`, [...commandPath, 0], specError);
   let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
   if (hook.timeoutMs !== undefined) {
     timeoutMs = parseDuration(hook.timeoutMs);

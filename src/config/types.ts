@@ -50,6 +50,7 @@ export interface AgentSpec {
     maxConcurrency?: number;
     maxTokens?: number;
     loopDetection?: number;
+    maxToolCallsPerResponse?: number;
   };
   hooks?: { beforeToolCall?: HookSpec; afterToolCall?: HookSpec };
   /** Strict loading (`yiem run --strict`): a tool, hook or tool glob problem ends the run, exit 2. */
@@ -173,6 +174,7 @@ export const SOURCE_KEYS = [
   "limits.maxConcurrency",
   "limits.maxTokens",
   "limits.loopDetection",
+  "limits.maxToolCallsPerResponse",
   "hooks.beforeToolCall",
   "hooks.afterToolCall",
   "strict",

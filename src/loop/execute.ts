@@ -10,6 +10,7 @@ import type { ToolCall } from "../provider/types.js";
 import { textContent } from "../tools/define.js";
 import type { ContentPart, PartialToolResult, Tool, ToolResult } from "../tools/types.js";
 import { untilAborted } from "./abort.js";
+import { cutText } from "./redact.js";
 import { messageOf } from "./prepare.js";
 import type { Emit } from "./events.js";
 import type { AgentHooks } from "./types.js";
@@ -178,6 +179,5 @@ export function normalizeResult(raw: unknown): { ok: true; result: ToolResult } 
 }
 
 function truncate(text: string): string {
-  if (text.length <= MAX_RESULT_CHARS) return text;
-  return `${text.slice(0, MAX_RESULT_CHARS)}\n[… output cut: ${text.length - MAX_RESULT_CHARS} more characters not shown]`;
+  return cutText(text, MAX_RESULT_CHARS, (cut) => `\n[… output cut: ${cut} more characters not shown]`);
 }

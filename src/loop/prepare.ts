@@ -2,12 +2,17 @@
  * Preparing one tool call: find the tool → policy → parse arguments → prepareArguments →
  * JSON Schema validation → validateRequiredArgs → beforeToolCall. The first failure rejects
  * the call: it never executes, and its reason goes back to the model as an error result.
+ * A model-written tool (`ToolSource.generated`) is the exception: its prepareArguments and
+ * validateRequiredArgs are model-written code too, so beforeToolCall comes first, right after
+ * parsing, and sees the arguments as the model sent them (args it returns are then prepared and
+ * validated); a hook that blocks means no code of that tool ran.
  */
 import type { ToolCall } from "../provider/types.js";
 import { parseToolArguments, previewArguments, isPlainObject } from "../tools/arguments.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/types.js";
 import { validateAgainstSchema } from "../tools/validate.js";
+import { messageOf } from "../error-text.js";
 import { untilAborted } from "./abort.js";
 import type { AgentHooks } from "./types.js";
 
@@ -84,8 +89,26 @@ async function prepareUnguarded(toolCall: ToolCall, ctx: PrepareContext): Promis
   const tool = ctx.registry.get(toolCall.name);
   if (!tool || !ctx.isToolAllowed(toolCall.name)) {
     const offered = ctx.registry.list().map((t) => t.name).filter(ctx.isToolAllowed);
-    const why = tool ? `Tool "${toolCall.name}" is not allowed by the policy.` : `Unknown tool "${toolCall.name}".`;
-    return reject(`${why} Available tools: ${offered.join(", ") || "(none)"}.`);
+    // A tool the policy removed answers exactly as a name that does not exist: nothing confirms it.
+    return reject(`Unknown tool "${toolCall.name}". Available tools: ${offered.join(", ") || "(none)"}.`);
+  }
+  const hook = ctx.hooks.beforeToolCall;
+  if (hook && ctx.registry.entry(toolCall.name)?.source.generated) {
+    const parsed = parseToolArguments(toolCall.arguments);
+    if (!parsed.ok) return reject(`Invalid arguments for tool "${tool.name}": ${parsed.error}. Received arguments: ${previewArguments(toolCall.arguments)}`);
+    let raw: unknown = parsed.value;
+    try {
+      const decision = await hook({ turn: ctx.turn, toolCall, tool, args: parsed.value, signal: ctx.signal });
+      if (decision?.block) return reject(`Tool call blocked: ${decision.reason || "blocked by the beforeToolCall hook"}`, parsed.value);
+      if (decision?.args !== undefined) {
+        if (!isPlainObject(decision.args)) return reject("beforeToolCall hook returned args that are not an object", parsed.value);
+        raw = decision.args;
+      }
+    } catch (error) {
+      return reject(`Tool call blocked: the beforeToolCall hook failed: ${messageOf(error)}`, parsed.value);
+    }
+    const checked = await prepareArguments(tool, raw);
+    return checked.ok ? { kind: "prepared", toolCall, tool, args: checked.args } : reject(checked.reason, checked.args);
   }
   const prepared = await prepareArguments(tool, toolCall.arguments);
   if (!prepared.ok) return reject(prepared.reason, prepared.args);
@@ -107,12 +130,4 @@ async function prepareUnguarded(toolCall: ToolCall, ctx: PrepareContext): Promis
   return { kind: "prepared", toolCall, tool, args };
 }
 
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error);
-  } catch {
-    return String(error);
-  }
-}
+export { messageOf };

@@ -8,15 +8,43 @@
  * of their cost); anything else is copied into a plain object or array, as JSON would see it.
  * Streamed text is redacted across pieces: a piece's tail that could be the start of a secret is
  * held back until the next piece (or the flush) shows whether it is one.
+ * Cuts never split a secret: every redactor's secrets are remembered for the process, and
+ * `cutText` (the tool-result cut, the server-error cut) moves a cut that would fall inside one to
+ * its start, so what is redacted afterwards shows no first characters of a key.
  */
 
 export type Redactor = <T>(value: T) => T;
 
 export const REDACTED = "***";
 
+/** Every secret a redactor was made for in this process: no cut splits one. */
+const uncuttable = new Set<string>();
+
+/**
+ * `text` cut to at most `max` characters plus `marker(cutCount)` when longer; a cut that would
+ * fall inside a known secret falls at its start instead (see module rules).
+ */
+export function cutText(text: string, max: number, marker: (cut: number) => string): string {
+  if (text.length <= max) return text;
+  let at = max;
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const secret of uncuttable) {
+      const from = Math.max(0, at - secret.length + 1);
+      const found = text.indexOf(secret, from);
+      if (found >= 0 && found < at && found + secret.length > at) {
+        at = found;
+        moved = true;
+      }
+    }
+  }
+  return `${text.slice(0, at)}${marker(text.length - at)}`;
+}
+
 /** A redactor for `secrets` (empty strings ignored). */
 export function createRedactor(secrets: readonly string[]): Redactor {
   const list = secretList(secrets);
+  for (const secret of list) uncuttable.add(secret);
   if (list.length === 0) return (value) => value;
   const text = (s: string) => redactString(s, list);
   const ancestors: object[] = [];

@@ -14,7 +14,7 @@ import type { FinishedCall } from "./execute.js";
 import { messageOf } from "./prepare.js";
 import { rejectCall, runToolCalls } from "./schedule.js";
 import { runStopOf } from "./abort.js";
-import { extractToolCalls } from "./tool-calls.js";
+import { capToolCalls, extractToolCalls } from "./tool-calls.js";
 import { preloadValidator } from "../tools/validate.js";
 import { previewArguments } from "../tools/arguments.js";
 import { defaultToolRegistry } from "../tools/registry.js";
@@ -68,6 +68,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   });
   for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
   options.onStart?.(emit);
+  let warningsOpen = true;
+  options.attachWarnings?.((warning) => warningsOpen && emit({ type: "warning", ...warning }));
 
   let stopReason: StopReason = "completed";
   let finishReason: FinishReason | null = null;
@@ -124,7 +126,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       const turnUsage = { ...response.usage };
       addUsage(usage, response.usage);
       const extracted = extractToolCalls(response.message, makeId);
-      const assistant: AssistantMessage = { role: "assistant", content: extracted.content, toolCalls: extracted.toolCalls };
+      const capped = capToolCalls(extracted.toolCalls, limits.maxToolCallsPerResponse);
+      const assistant: AssistantMessage = { role: "assistant", content: extracted.content, toolCalls: capped.calls };
       // Reasoning goes back to the server with the turn (only when it sent some; see provider/types.ts).
       if (response.message.reasoning) assistant.reasoning = response.message.reasoning;
       messages.push(assistant);
@@ -136,7 +139,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         finishReason: response.finishReason,
       });
 
-      const calls = extracted.toolCalls;
+      const calls = capped.calls;
       toolCallCount += calls.length;
       const longestRepeat = countRepeats(calls, repeats);
       const batch = { turn, emit };
@@ -158,7 +161,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         stopAfterBatch = "loopDetected";
         error = `loop detected: "${longestRepeat.name}" called ${longestRepeat.count} times in a row (one call per turn) with the same arguments`;
       } else {
-        finished = await runToolCalls(calls, {
+        finished = await runToolCalls(capped.over ? calls.slice(0, -1) : calls, {
           mode,
           maxConcurrency: limits.maxConcurrency,
           registry,
@@ -169,6 +172,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
           emit,
           toolTimeoutMs: limits.toolTimeoutMs,
         });
+        if (capped.over) finished.push(...rejectAll([capped.over], capped.overReason, batch));
       }
 
       for (const done of finished) {
@@ -217,6 +221,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     error = runStopOf(signal.reason)?.message ?? (stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted");
   }
   const durationMs = Math.round(performance.now() - started);
+  warningsOpen = false;
   emit({
     type: "agentEnd",
     stopReason,

@@ -37,6 +37,11 @@ export interface Limits {
    * within one response do not count; 0 = off (default 5).
    */
   loopDetection: number;
+  /**
+   * Tool calls run per model response at most (default 128): the next one is rejected with a
+   * message the model can act on, and any after it are dropped from the conversation.
+   */
+  maxToolCallsPerResponse: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -46,6 +51,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxConcurrency: 8,
   maxTokens: 0,
   loopDetection: 5,
+  maxToolCallsPerResponse: 128,
 };
 
 export interface BeforeToolCallContext {
@@ -112,6 +118,8 @@ export interface RunAgentOptions {
    * stdin); `durationMs` counts from it. Default: when runAgent is called.
    */
   startedAt?: number;
+  /** Called after the start warnings with a function that emits one more `warning` event until agentEnd (then it does nothing). */
+  attachWarnings?: (warn: (warning: { message: string; path?: string }) => void) => void;
   /** Extra agentStart fields. */
   configPath?: string | null;
   yiemVersion?: string;

@@ -7,8 +7,10 @@
  * - Not JSON: the text itself, whitespace collapsed; HTML is reduced to its title or its text.
  *   Either way a hint says to check the base URL (an HTML or plain-text answer usually means the
  *   URL points at a web page or proxy, not at an OpenAI-compatible API).
- * - Texts are cut at MAX_DETAIL_CHARS characters; of a non-JSON body only the start is read.
+ * - Texts are cut at MAX_DETAIL_CHARS characters (never inside a secret: ../loop/redact.ts); of
+ *   a non-JSON body only the start is read.
  */
+import { cutText } from "../loop/redact.js";
 
 const MAX_DETAIL_CHARS = 600;
 /** Only the start of a long non-JSON body is looked at. */
@@ -151,6 +153,7 @@ function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
+/** The first MAX_DETAIL_CHARS of `text`; never inside a secret (cutText), so redaction later hides it whole. */
 function cut(text: string): string {
-  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}…` : text;
+  return cutText(text, MAX_DETAIL_CHARS, () => "…");
 }

@@ -10,6 +10,8 @@
  *   the answer's text is then "".
  * A call is `{name, arguments}` or `{function: {name, arguments}}`; `args` and `parameters` are
  * accepted for `arguments`; an id is taken when given, else left "" for the loop to make.
+ * Parsing is linear in the answer's length (no backtracking pattern): a 1 MB hostile answer
+ * takes milliseconds, so it cannot hold the run past its deadline.
  */
 import type { AssistantMessage, ModelRequest, Provider, ToolCall } from "./types.js";
 import { isPlainObject } from "../tools/arguments.js";
@@ -78,9 +80,25 @@ function parseTaggedCalls(content: string): TextToolCalls | null {
 function parseContentBlock(content: string): unknown {
   const trimmed = content.trim();
   if (!trimmed.includes("tool_call")) return undefined;
-  const fenced = /^```[A-Za-z]*\s*\n([\s\S]*?)\n?```$/.exec(trimmed);
-  const parsed = parseJsonObject(fenced ? fenced[1] : trimmed);
+  const parsed = parseJsonObject(fencedBody(trimmed) ?? trimmed);
   return parsed ? parsed.tool_call : undefined;
+}
+
+const FENCE = "```";
+
+/**
+ * The body of `text` when the whole of it is one fenced code block: the opening fence, an
+ * optional language word (letters), white space ending in a line break, the body, the closing
+ * fence. One pass, no regular expression (a backtracking one was quadratic on hostile text).
+ */
+function fencedBody(text: string): string | undefined {
+  if (text.length < 2 * FENCE.length || !text.startsWith(FENCE) || !text.endsWith(FENCE)) return undefined;
+  const closing = text.length - FENCE.length;
+  let at = FENCE.length;
+  while (at < closing && /[A-Za-z]/.test(text[at])) at++;
+  let bodyStart = -1;
+  for (; at < closing && /\s/.test(text[at]); at++) if (text[at] === "\n") bodyStart = at + 1;
+  return bodyStart < 0 ? undefined : text.slice(bodyStart, closing);
 }
 
 function parseJsonObject(text: string): Record<string, unknown> | undefined {

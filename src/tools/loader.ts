@@ -8,13 +8,17 @@
  * - so is a tool whose inputSchema ajv cannot use (./schema-check.ts): it is not registered;
  * - a duplicate name is a problem naming both files; the first one loaded keeps the name;
  * - a tool or hook file must be a regular file (or a link to one): a FIFO, socket or device of a
- *   tool file's name is a problem, never read (it could block the load forever).
+ *   tool file's name is a problem, never read (it could block the load forever);
+ * - a tool file another user may have planted (../planted-path.ts: not theirs or root's, in a
+ *   folder others can write to, also a link planted there) is a problem, never loaded.
  * Modules go through yiem's own loader (./modules/): TypeScript and ES modules transformed once and
  * cached on disk by content; `yiem` resolves to this package.
  */
 import { statSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { messageOf } from "../error-text.js";
+import { plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { fileKind } from "../regular-file.js";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
@@ -49,6 +53,8 @@ export async function listToolFiles(dir: string): Promise<string[]> {
 export interface LoadToolsOptions {
   /** Add to this registry (e.g. one holding built-ins); default: a new one. */
   registry?: ToolRegistry;
+  /** writeTool's folder: its tools are model-written (`ToolSource.generated`). */
+  generatedDir?: string | null;
 }
 
 export interface LoadToolsResult {
@@ -69,7 +75,7 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
       problems.push({ path: absolute, reason: `cannot read tool folder: ${(error as Error).message}` });
     }
   }
-  const loaded = await Promise.all(files.map((file) => loadToolFile(file).then(
+  const loaded = await Promise.all(files.map((file) => loadTrustedToolFile(file).then(
     (tool) => ({ file, tool, error: null as string | null }),
     (error: unknown) => ({ file, tool: null, error: errorMessage(error) }),
   )));
@@ -85,13 +91,21 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
       continue;
     }
     try {
-      registry.register(tool, { kind: toolFileKind(basename(file)) === "command" ? "command" : "file", path: file });
+      const generated = options.generatedDir && dirname(file) === resolve(options.generatedDir) ? { generated: true as const } : {};
+      registry.register(tool, { kind: toolFileKind(basename(file)) === "command" ? "command" : "file", path: file, ...generated });
     } catch (err) {
       problems.push({ path: file, reason: errorMessage(err) });
     }
   }
   registry.problems.push(...problems);
   return { registry, problems };
+}
+
+/** `loadToolFile`, unless another user may have planted the file (rules above). */
+async function loadTrustedToolFile(file: string): Promise<Tool> {
+  const planted = plantedOnTheWay(file);
+  if (planted) throw new Error(`refused: the file ${plantedReason(planted, file)}`);
+  return loadToolFile(file);
 }
 
 /** Loads one tool file (module or command manifest). Throws with a clear reason. */
@@ -134,8 +148,9 @@ function unwrapDefault(value: unknown): unknown {
 }
 
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message.split("\n")[0] || error.name;
-  return String(error);
+  const text = messageOf(error).split("\n")[0];
+  if (text !== "" || !(error instanceof Error)) return text || "unknown error";
+  return messageOf(error.name) || "Error";
 }
 
 /** Whether `path` exists and is a folder. */

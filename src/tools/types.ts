@@ -89,6 +89,11 @@ export interface ToolSource {
   path?: string;
   /** The MCP server of an `mcp` tool. */
   server?: string;
+  /**
+   * Model-written (`writeTool`, this run or an earlier one: a file of the spec's writeToolDir):
+   * beforeToolCall sees a call's arguments before any of the tool's own code runs (loop/prepare.ts).
+   */
+  generated?: true;
 }
 
 /** A tool file that could not be loaded; every other tool still loads. */

@@ -21,6 +21,7 @@
  *   calls and the turn itself, and the process exits.
  */
 import { randomUUID } from "node:crypto";
+import { exitProcess, guardChannels } from "../../channels/guard.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
@@ -41,11 +42,12 @@ import { initialMessages, promptInput, stdinIgnoredWarning, type PromptInput } f
 import { createEventStamper } from "../../loop/events.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { watchParent } from "../parent-watch.js";
-import { loadSession, saveSession } from "../session.js";
+import { deniedCallProblem, loadSession, saveSession } from "../session.js";
 import { openRunSession, sessionRequest, type RunSession } from "../run-session.js";
 import { describeHolder } from "../../sessions/lock.js";
 import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
 import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
+import { armExitBound, settleWithin } from "../bounded-exit.js";
 
 /** What the parts of one run share. */
 interface RunContext {
@@ -64,8 +66,15 @@ interface RunContext {
   resultPrinted: boolean;
   /** Set once the command-tool module is loaded: kills every live child process group. */
   killChildren(): void;
-  /** Stops the deadline timer and its watchdog. */
-  stopDeadline(): void;
+  /**
+   * Stops the deadline timer and its watchdog; with `keepWatchdog`, the watchdog stays armed (a
+   * run the deadline stopped: a tool's late timer may still spin before agentEnd is written).
+   */
+  stopDeadline(keepWatchdog?: boolean): void;
+  /** A `warning` event once the loop has started (held until then). */
+  warn(message: string): void;
+  /** Warnings given before the loop started. */
+  earlyWarnings: string[];
   /** Set once MCP servers are connected: closes them (stdin, wait, then the whole group). */
   closeMcp(): Promise<void>;
   /** The stored session the run reads and saves, once opened (docs/sessions.md). */
@@ -104,7 +113,10 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     killChildren: () => {},
     stopDeadline: () => {},
     closeMcp: async () => {},
+    earlyWarnings: [],
+    warn: (message) => ctx.earlyWarnings.push(message),
   };
+  guardRun(ctx);
   signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
   // A parent that is gone (killed without passing the signal on) ends the run as SIGHUP would.
   watchParent((parent) => signals.raise("SIGHUP", new RunStop("aborted", `run aborted: yiem's parent process (pid ${parent}) exited`)));
@@ -119,21 +131,40 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     }
     const [stopReason, message] = describeStop(stop.signal.reason);
     const code = endFromOutside(ctx, stopReason, message);
-    void sink.close().finally(() => process.exit(code));
+    void sink.close().finally(() => exitProcess(code));
   });
+  let code: number;
   try {
-    const code = await run(ctx);
-    await sink.close();
-    return code;
+    code = await run(ctx);
   } catch (error) {
-    const code = reportFatal(ctx, error);
-    await sink.close();
-    return code;
+    code = reportFatal(ctx, error);
   } finally {
     ctx.stopDeadline();
     await ctx.closeMcp().catch(() => {});
     await ctx.session?.release().catch(() => {});
   }
+  // The last event is written: neither a stalled stderr reader nor tool code (a late timer that
+  // spins, an exit listener that never returns) may hold the exit (../bounded-exit.ts). A signal
+  // that ended the run still lets its events drain (within the grace); one after it cuts the wait.
+  armExitBound(code);
+  await settleWithin(sink.close(), signals.received ? undefined : signals.controller.signal);
+  return code;
+}
+
+/**
+ * Tool and hook code may not write to stdout or stderr, end the process or crash it
+ * (../../channels/guard.ts): its output becomes `warning` events (redacted like every event;
+ * lines written while tools load come right after agentStart), a throw or rejection nobody
+ * handled ends the run as an error.
+ */
+function guardRun(ctx: RunContext): void {
+  guardChannels({
+    onOutput: ({ stream, text }) => ctx.warn(`tool or hook code wrote to ${stream}: ${text}`),
+    onUncaught: (error, kind) => {
+      const what = kind === "exception" ? "threw outside its call" : "left a promise rejection unhandled";
+      ctx.abort(new RunStop("error", `tool or hook code ${what}: ${messageOf(error)}`));
+    },
+  });
 }
 
 /** The stop reason and message for the run signal's abort reason. */
@@ -189,14 +220,18 @@ async function run(ctx: RunContext): Promise<number> {
   const input = promptInput(argv);
   const stored = sessionRequest(argv, spec);
   const stdin = await readPromptStdin(ctx, input);
-  const session = argv.session === undefined ? await openStoredSession(ctx, spec, stored) : await unlessStopped(loadSession(String(argv.session)), signal);
-  const messages = initialMessages(argv, spec, input, stdin, session);
+  // The run's tool policy; a history (--session, a stored session, NDJSON messages) may not call a tool it refuses.
+  const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
+  const session = argv.session === undefined
+    ? refuseDeniedCalls(await openStoredSession(ctx, spec, stored), allowed, ctx.session ? `session ${ctx.session.id}` : "the session")
+    : await unlessStopped(loadSession(String(argv.session), allowed), signal);
+  const messages = initialMessages(argv, spec, input, stdin, session, allowed);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../provider/create.js"),
     import("../../loop/run-agent.js"),
     loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
-    import("../../tools/policy.js").then((m) => m.createToolPolicy(spec.tools.allow, spec.tools.deny)),
+    Promise.resolve(allowed),
     import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
   ]), signal);
   const mcp = loaded.mcp;
@@ -255,7 +290,14 @@ async function run(ctx: RunContext): Promise<number> {
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startedAt: ctx.startedAt,
-    startWarnings: [...stdinWarnings, ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) }))],
+    startWarnings: [
+      ...stdinWarnings,
+      ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) })),
+      ...ctx.earlyWarnings.map((message) => ({ message })),
+    ],
+    attachWarnings: (warn) => {
+      ctx.warn = (message) => warn({ message });
+    },
     ...(mcp ? {
       mcpServers: mcp.servers,
       onStart: (emit) => {
@@ -264,7 +306,8 @@ async function run(ctx: RunContext): Promise<number> {
       },
     } : {}),
   });
-  ctx.stopDeadline();
+  // A run the deadline stopped has no answer to print: its watchdog stays armed until agentEnd.
+  ctx.stopDeadline(result.stopReason === "timeout");
   return finishRun(ctx, result, redact, recorder);
 }
 
@@ -331,6 +374,15 @@ function problemJson(problem: LoadProblem): { path?: string; reason: string } {
   return { ...(problem.path ? { path: problem.path } : {}), reason: problem.reason };
 }
 
+/** `history`, unless one of its messages calls a tool `allowed` refuses (a usage error naming `where`). */
+function refuseDeniedCalls(history: ChatMessage[], allowed: (name: string) => boolean, where: string): ChatMessage[] {
+  history.forEach((message, at) => {
+    const problem = deniedCallProblem(message, allowed);
+    if (problem) throw new UsageError(`${where}: messages[${at}]: ${problem}`);
+  });
+  return history;
+}
+
 /** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */
 function redactEvent(redact: Redactor, event: AgentEvent): AgentEvent {
   try {
@@ -350,24 +402,30 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   if (!(ms > 0)) return;
   const message = `run timed out after ${ms} ms`;
   let watchdog: { disarm(): void } | undefined;
-  const timer = setTimeout(() => {
-    watchdog?.disarm();
-    ctx.abort(new RunStop("timeout", message));
-  }, ms);
+  // The watchdog stays armed past the abort: an abort listener of a tool that never returns is
+  // stuck code too. It is disarmed once the loop has returned (stopDeadline), or, for a run the
+  // deadline stopped, once its agentEnd is written.
+  const timer = setTimeout(() => ctx.abort(new RunStop("timeout", message)), ms);
   // The deadline alone does not keep the process alive: a run with nothing else left to wait
   // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
   timer.unref();
-  ctx.stopDeadline = () => {
-    clearTimeout(timer);
-    watchdog?.disarm();
-  };
-  const mayRunModules = spec.toolDirs.length > 0 || Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
-  if (!mayRunModules) return;
-  // Started before any tool module is evaluated: a module's top level may be what never yields.
-  watchdog = startWatchdog(Date.now() + ms, () => {
+  const onStuck = () => {
     const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
     exitFromWatchdog(code);
-  });
+  };
+  ctx.stopDeadline = (keepWatchdog = false) => {
+    clearTimeout(timer);
+    const armed = watchdog;
+    watchdog?.disarm();
+    // Re-armed from now: the side files of a stopped run still get their time to be written.
+    watchdog = keepWatchdog && armed ? startWatchdog(Date.now(), onStuck) : undefined;
+  };
+  // Every run that may run code of a tool, hook or model-written tool (writeTool) is guarded.
+  const mayRunModules = spec.toolDirs.length > 0 || spec.builtinTools.includes("writeTool") ||
+    Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
+  if (!mayRunModules) return;
+  // Started before any tool module is evaluated: a module's top level may be what never yields.
+  watchdog = startWatchdog(Date.now() + ms, onStuck);
 }
 
 /**

@@ -23,6 +23,8 @@ import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode 
 import { EXIT, exitCodeFor } from "../exit-codes.js";
 import { packageVersion } from "../main.js";
 import { printJson, printText } from "../output.js";
+import { guardChannels } from "../../channels/guard.js";
+import { messageOf } from "../../error-text.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { exitCodeForError, loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
 
@@ -35,6 +37,19 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
   const emit: Emit = createEmitter(runId, (event) => sink.emit(redact(event)));
   let started = false;
   let closeMcp: () => Promise<void> = () => Promise.resolve();
+  // Tool code's output becomes warning events (held until agentStart, none after agentEnd); a
+  // throw or rejection nobody handled fails the call (../../channels/guard.ts).
+  const held: string[] = [];
+  let warn = (message: string): unknown => held.push(message);
+  let uncaught: unknown;
+  let hasUncaught = false;
+  guardChannels({
+    onOutput: ({ stream, text }) => warn(`tool or hook code wrote to ${stream}: ${text}`),
+    onUncaught: (error) => {
+      if (!hasUncaught) uncaught = error;
+      hasUncaught = true;
+    },
+  });
   try {
     const name = String(argv.name ?? "");
     const raw = argv.args === undefined ? "{}" : await readFlagValue("args", String(argv.args), { allowStdin: true });
@@ -62,7 +77,10 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     warnProblems(emit, problems);
     for (const event of mcp?.startEvents ?? []) emit(event);
     mcp?.attach(emit);
+    warn = (message) => emit({ type: "warning", message });
+    for (const message of held.splice(0)) warn(message);
     const end = (stopReason: StopReason, finished: FinishedCall | null, error?: string) => {
+      warn = () => 0;
       const usage = zeroUsage();
       addUsage(usage, finished?.result.usage);
       emit({
@@ -94,8 +112,9 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
       { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs },
     );
     const { result, isError } = finished;
-    const stopReason: StopReason = signals.received ? "aborted" : isError ? "error" : result.terminate ? "terminated" : "completed";
-    end(stopReason, finished, stopReason === "error" || stopReason === "aborted" ? contentText(result.content) : undefined);
+    const escaped = hasUncaught ? `tool or hook code failed outside its call: ${messageOf(uncaught)}` : undefined;
+    const stopReason: StopReason = signals.received ? "aborted" : isError || escaped ? "error" : result.terminate ? "terminated" : "completed";
+    end(stopReason, finished, escaped ?? (stopReason === "error" || stopReason === "aborted" ? contentText(result.content) : undefined));
     await sink.close();
     if (argv.output === "json") {
       await printJson(redact({ content: result.content, details: result.details ?? null, isError }), process.stdout, { indent: 0 });

@@ -7,7 +7,11 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { relative, resolve, isAbsolute, sep } from "node:path";
+import { exitProcess, guardChannels } from "../../channels/guard.js";
+import { secretValues } from "../../config/redact.js";
 import type { ResolvedSpec } from "../../config/types.js";
+import { messageOf } from "../../error-text.js";
+import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { createEmitter, type Emit } from "../../loop/events.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
@@ -15,13 +19,38 @@ import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../se
 import { packageVersion } from "../main.js";
 import type { CliEventSink } from "../events/sink.js";
 
-/** The resolved spec; no model is needed (toolDirs default to `tools/` beside the spec, see config/resolve.ts). */
-export async function loadToolsSpec(argv: Record<string, unknown>): Promise<ResolvedSpec> {
-  return loadSpecFromArgv(argv, false);
+let redactor: Redactor = createRedactor(secretValues(process.env));
+
+/**
+ * What every tools command passes its output and messages through: secrets hidden as in `yiem
+ * run` (the environment's secret values, and the API key once the spec is read).
+ */
+export function commandRedactor(): Redactor {
+  return redactor;
 }
 
-/** The registry; with `mcp`, the spec's MCP servers are connected and their tools added (close `mcp` when done). */
+/** The resolved spec; no model is needed (toolDirs default to `tools/` beside the spec, see config/resolve.ts). */
+export async function loadToolsSpec(argv: Record<string, unknown>): Promise<ResolvedSpec> {
+  const spec = await loadSpecFromArgv(argv, false);
+  redactor = createRedactor(secretValues(process.env, [spec.model.apiKey]));
+  return spec;
+}
+
+/**
+ * The registry, with the channel guard installed before any tool code loads
+ * (../../channels/guard.ts): tool code's console output and writes go to stderr as
+ * `yiem: tool or hook code wrote to …` lines, redacted (`tools call` installs its own first, for
+ * events); a throw or rejection nobody handled ends the command with exit 1. With `mcp`, the spec's
+ * MCP servers are connected and their tools added (close `mcp` when done).
+ */
 export async function loadToolsRegistry(spec: ResolvedSpec, options: { mcp?: boolean } = {}): Promise<LoadedTools> {
+  guardChannels({
+    onOutput: ({ stream, text }) => reportUsageError(redactor(`tool or hook code wrote to ${stream}: ${text}`)),
+    onUncaught: (error) => {
+      reportUsageError(redactor(`tool or hook code failed outside its call: ${messageOf(error)}`));
+      exitProcess(EXIT.failure);
+    },
+  });
   const loaded = await loadRegistry(spec);
   return options.mcp ? withMcp(loaded, spec, packageVersion()) : loaded;
 }
@@ -38,7 +67,7 @@ export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): voi
 }
 
 export function newEmitter(sink: CliEventSink): Emit {
-  return createEmitter(randomUUID(), sink.emit);
+  return createEmitter(randomUUID(), (event) => sink.emit(redactor(event)));
 }
 
 /**
@@ -81,9 +110,8 @@ export function shownPath(path: string | undefined): string {
 
 /** Exit code for an error that escaped a tools command, after reporting it on stderr. */
 export function reportCommandError(error: unknown, debug: boolean): number {
-  const message = error instanceof Error ? error.message : String(error);
-  reportUsageError(message);
-  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  reportUsageError(redactor(messageOf(error)));
+  if (debug && error instanceof Error && error.stack) reportUsageError(redactor(error.stack));
   return exitCodeForError(error);
 }
 

@@ -11,7 +11,7 @@ import { EXIT } from "../exit-codes.js";
 import { printJson, printText } from "../output.js";
 import { findLoadProblems } from "../setup.js";
 import { formatTable, oneLine } from "../table.js";
-import { loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
+import { commandRedactor, loadToolsRegistry, loadToolsSpec, newEmitter, reportCommandError, shownPath, unknownTool, warnProblems } from "./tools-context.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
@@ -48,7 +48,7 @@ async function listCommand(argv: Record<string, unknown>): Promise<number> {
   await sink.close();
   const infos = registry.infos();
   if (argv.json) {
-    await printJson({ tools: infos.map(infoJson), problems });
+    await printJson(commandRedactor()({ tools: infos.map(infoJson), problems }));
     return EXIT.ok;
   }
   const sourceOf = (t: ToolInfo) => (t.source.kind === "builtin" ? "builtin" : t.source.kind === "mcp" ? `mcp:${t.source.server}` : shownPath(t.source.path));
@@ -68,7 +68,7 @@ async function showCommand(argv: Record<string, unknown>): Promise<number> {
   if (!info) throw unknownTool(name, registry.list().map((t) => t.name), problems.length);
   const json = infoJson(info);
   const timeoutMs = registry.get(name)?.timeoutMs;
-  await printJson(timeoutMs === undefined ? json : { ...json, timeoutMs });
+  await printJson(commandRedactor()(timeoutMs === undefined ? json : { ...json, timeoutMs }));
   return EXIT.ok;
 }
 
@@ -90,7 +90,7 @@ async function checkCommand(argv: Record<string, unknown>): Promise<number> {
       ? `ok: ${count} tool${count === 1 ? "" : "s"} loaded from ${folders}, no problems`
       : `${all.length} problem${all.length === 1 ? "" : "s"} (${count} tool${count === 1 ? "" : "s"} loaded from ${folders})`,
   );
-  await printText(lines.join("\n"));
+  await printText(commandRedactor()(lines.join("\n")));
   return all.length === 0 ? EXIT.ok : EXIT.failure;
 }
 

@@ -20,6 +20,7 @@
  *   chunks are discarded quietly, because there is nowhere left to write them. It never throws.
  * - The stream is never ended; its owner ends it.
  */
+import { ownWrite } from "../../channels/guard.js";
 
 export interface ChunkWriter {
   write(chunk: string): void;
@@ -85,7 +86,7 @@ export function createChunkWriter(stream: NodeJS.WritableStream): ChunkWriter {
     inFlight++;
     let accepted: boolean;
     try {
-      accepted = stream.write(chunk, onWritten);
+      accepted = ownWrite(() => stream.write(chunk, onWritten));
     } catch {
       inFlight--;
       fail();

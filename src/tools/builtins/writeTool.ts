@@ -10,7 +10,9 @@
  *   is never replaced (an error back to the model, nothing written); a built-in never;
  * - the folder is the spec's `writeToolDir`, by default `generated-tools/` beside the spec, which
  *   is loaded after the toolDirs when writeTool is enabled (config/resolve.ts);
- * - never parallel: calls to it run alone.
+ * - never parallel: calls to it run alone;
+ * - a name taken by a tool the run's policy removes is refused without naming that tool's file
+ *   (nothing tells the model more about a denied tool than about a name that does not exist).
  */
 import { toolResult } from "../define.js";
 import { GENERATED_TOOL_NAME_PATTERN } from "../define.js";
@@ -81,12 +83,16 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
     async execute(_toolCallId, args) {
       if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir in the agent spec");
       const { overwrite, ...draft } = args;
+      const name = typeof draft.name === "string" ? draft.name : "";
+      if (ctx.registry.has(name) && !ctx.registry.isOffered(name)) {
+        throw new Error(`a tool named "${name}" cannot be written here; choose another name`);
+      }
       // The generator (and with it the syntax checker and ajv) loads only when a tool is written.
       const { writeAndLoadTool } = await import("../generator.js");
       const { written } = await writeAndLoadTool(
         draft,
         { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true, replaceUnmarked: false },
-        (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path }, { replace: file.previous !== null || overwrite === true }),
+        (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path, generated: true }, { replace: file.previous !== null || overwrite === true }),
       );
       const replaced = written.previous !== null;
       return toolResult(

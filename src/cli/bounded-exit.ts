@@ -1,0 +1,60 @@
+/**
+ * The end of a command after its last event: it exits within a bounded time, with its own code.
+ * Rules (docs/reliability.md, "Writes after the run"):
+ * - after the run's last event yiem waits for stderr to take the events at most `exitGraceMs()`
+ *   (`YIEM_EXIT_GRACE_MS`, default 2000), and not at all once a signal arrived: a reader that
+ *   stopped reading cannot keep the process alive, nor swallow a SIGTERM;
+ * - exiting itself is bounded too: when the process has not ended twice `exitGraceMs()` after
+ *   `armExitBound` (armed right after the last event, before the wait above), a watchdog thread
+ *   (./watchdog.ts) ends it from inside whatever code holds it (an 'exit' listener of a tool
+ *   that never returns, a tool's timer that spins), with the same code, running no more
+ *   listeners. Events the reader has not taken by then are lost.
+ */
+import { closeSync, openSync } from "node:fs";
+import { exitProcess } from "../channels/guard.js";
+import { startWatchdog } from "./watchdog.js";
+
+const DEFAULT_EXIT_GRACE_MS = 2000;
+
+export function exitGraceMs(): number {
+  const raw = process.env.YIEM_EXIT_GRACE_MS;
+  const fromEnv = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : DEFAULT_EXIT_GRACE_MS;
+}
+
+/** `flushed`, but for at most the grace, and not past an abort of `signal`. Never rejects. */
+export async function settleWithin(flushed: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const bounded = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, exitGraceMs());
+    timer.unref();
+    if (signal) {
+      onAbort = resolve;
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  try {
+    await Promise.race([flushed.catch(() => {}), bounded]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** From now on, the process ends with `code` within the grace, whatever holds it (rules above). */
+export function armExitBound(code: number): void {
+  startWatchdog(Date.now(), () => {
+    try {
+      // Node prints a note about the watchdog's inspector session on the way out: stderr holds events only.
+      closeSync(2);
+      openSync("/dev/null", "w");
+    } catch {
+      // exiting anyway
+    }
+    const reallyExit = (process as unknown as { reallyExit?: (code: number) => never }).reallyExit;
+    if (typeof reallyExit === "function") reallyExit.call(process, code);
+    exitProcess(code);
+  }, 2 * exitGraceMs());
+}
