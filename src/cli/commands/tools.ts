@@ -52,7 +52,7 @@ async function listCommand(argv: Record<string, unknown>): Promise<number> {
     return EXIT.ok;
   }
   const sourceOf = (t: ToolInfo) => (t.source.kind === "builtin" ? "builtin" : t.source.kind === "mcp" ? `mcp:${t.source.server}` : shownPath(t.source.path));
-  const rows = infos.map((t) => [t.name, t.label, sourceOf(t), t.description].map(oneLine));
+  const rows = infos.map((t) => [t.name, t.label, sourceOf(t), t.description].map((cell) => oneLine(commandRedactor()(cell))));
   if (process.stdout.isTTY) await printText(formatTable(["NAME", "LABEL", "SOURCE", "DESCRIPTION"], rows, process.stdout.columns || 100));
   else await printText(rows.map((r) => r.join("\t")).join("\n"));
   return EXIT.ok;
