@@ -24,7 +24,7 @@
  *   conversation that grows turn by turn costs only its new messages, and a message changed in
  *   place is serialised again.
  */
-import type { ContentPart, ImageContent, Usage } from "../tools/types.js";
+import type { ContentPart, ImageContent } from "../tools/types.js";
 import { isPlainObject, parseToolArguments } from "../tools/arguments.js";
 import { REASONING_FIELDS, type AssistantMessage, type ChatMessage, type ReasoningFields, type ToolResultMessage, type ToolSpec } from "./types.js";
 

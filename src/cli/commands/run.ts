@@ -22,71 +22,31 @@
  */
 import { randomUUID } from "node:crypto";
 import { exitProcess, guardChannels } from "../../channels/guard.js";
+import { messageOf } from "../../error-text.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
-import { RunStop, runStopOf, untilAborted } from "../../loop/abort.js";
-import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
-import type { ChatMessage, Provider } from "../../provider/types.js";
-import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
-import { createRunStream, withFailure, type RunStream } from "../events/run-stream.js";
-import { printResultJsonSync, unfinishedResult } from "../output.js";
+import { RunStop } from "../../loop/abort.js";
+import type { AgentEvent, RunResult } from "../../loop/types.js";
+import type { Provider } from "../../provider/types.js";
+import { createEventSink, defaultEventsMode, type EventsMode } from "../events/sink.js";
+import { createRunStream } from "../events/run-stream.js";
 import { toJsonSafe } from "../events/serialize.js";
-import { EXIT, exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
-import { reportUsageError, UsageError } from "../errors.js";
+import { EXIT } from "../exit-codes.js";
 import { packageVersion } from "../main.js";
 import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp, type LoadProblem } from "../setup.js";
 import { commandLineProblems, strictLoadError } from "../preflight.js";
-import { readStdin, type StdinResult } from "../stdin.js";
-import { initialMessages, promptInput, stdinIgnoredWarning, type PromptInput } from "../prompt-input.js";
-import { createEventStamper } from "../../loop/events.js";
+import { initialMessages, promptInput, stdinIgnoredWarning } from "../prompt-input.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { watchParent } from "../parent-watch.js";
-import { deniedCallProblem, loadSession, saveSession } from "../session.js";
-import { openRunSession, sessionRequest, type RunSession } from "../run-session.js";
-import { describeHolder } from "../../sessions/lock.js";
+import { loadSession } from "../session.js";
+import { sessionRequest } from "../run-session.js";
 import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
 import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
 import { armExitBound, settleWithin } from "../bounded-exit.js";
-
-/** What the parts of one run share. */
-interface RunContext {
-  argv: Record<string, unknown>;
-  mode: EventsMode;
-  sink: CliEventSink;
-  stream: RunStream;
-  runId: string;
-  /** When the command started (`performance.now()`): durations count from here, stdin included. */
-  startedAt: number;
-  /** The run's one abort signal (signals, deadline, drained event loop). */
-  signal: AbortSignal;
-  abort(reason: unknown): void;
-  received(): NodeJS.Signals | null;
-  /** True once the result has been (or is being) printed: `--output json` prints exactly one. */
-  resultPrinted: boolean;
-  /** Set once the command-tool module is loaded: kills every live child process group. */
-  killChildren(): void;
-  /**
-   * Stops the deadline timer and its watchdog; with `keepWatchdog`, the watchdog stays armed (a
-   * run the deadline stopped: a tool's late timer may still spin before agentEnd is written).
-   */
-  stopDeadline(keepWatchdog?: boolean): void;
-  /** A `warning` event once the loop has started (held until then). */
-  warn(message: string): void;
-  /** Warnings given before the loop started. */
-  earlyWarnings: string[];
-  /** Set once MCP servers are connected: closes them (stdin, wait, then the whole group). */
-  closeMcp(): Promise<void>;
-  /** The stored session the run reads and saves, once opened (docs/sessions.md). */
-  session?: RunSession;
-}
-
-/** Thrown (inside run) when the run's signal aborts before the loop has started. */
-class Interrupted extends Error {
-  constructor(readonly reason: unknown) {
-    super("interrupted");
-  }
-}
+import { describeStop, endFromOutside, unlessStopped, type RunContext } from "./run-context.js";
+import { finishRun, reportFatal } from "./run-finish.js";
+import { openStoredSession, readPromptStdin, refuseDeniedCalls } from "./run-inputs.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
@@ -164,46 +124,6 @@ function guardRun(ctx: RunContext): void {
       const what = kind === "exception" ? "threw outside its call" : "left a promise rejection unhandled";
       ctx.abort(new RunStop("error", `tool or hook code ${what}: ${messageOf(error)}`));
     },
-  });
-}
-
-/** The stop reason and message for the run signal's abort reason. */
-function describeStop(reason: unknown): [StopReason, string] {
-  const runStop = runStopOf(reason);
-  if (runStop) return [runStop.stopReason, runStop.message];
-  return ["aborted", "run aborted"];
-}
-
-/**
- * Closes the event stream from outside the loop (run-stream.ts), kills child groups and, with
- * `--output json`, prints the result if nothing printed it yet; returns the exit code (`code`,
- * else the stop reason's).
- */
-function endFromOutside(ctx: RunContext, stopReason: StopReason, message: string, code?: number): number {
-  ctx.stream.close(stopReason, message);
-  ctx.stream.finish();
-  try {
-    ctx.killChildren();
-  } catch {
-    // exiting anyway
-  }
-  const exit = code ?? (stopReason === "aborted" ? exitCodeForSignal(ctx.received()) : exitCodeFor(stopReason));
-  printUnfinished(ctx, exit);
-  return exit;
-}
-
-/** With `--output json`, the result of a run that ends without the loop's own result: once, at once. */
-function printUnfinished(ctx: RunContext, exitCode: number): void {
-  if (ctx.argv.output !== "json" || ctx.resultPrinted) return;
-  ctx.resultPrinted = true;
-  const end = ctx.stream.outcome;
-  printResultJsonSync(unfinishedResult({ runId: ctx.runId, stopReason: "error", ...end }), exitCode, ctx.stream.sessionId ?? null);
-}
-
-/** `work`, unless the run's signal aborts first (then it throws Interrupted). */
-function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return untilAborted(work, signal, () => {
-    throw new Interrupted(signal.reason);
   });
 }
 
@@ -311,76 +231,9 @@ async function run(ctx: RunContext): Promise<number> {
   return finishRun(ctx, result, redact, recorder);
 }
 
-/**
- * After the loop: the answer, then the side files, then the held agentEnd. A failed write is
- * named in agentEnd and makes a successful run exit 1; nothing after agentEnd is ever written.
- * With `--output json` the side files come first, so the one JSON result can carry the final
- * stop reason, error and exit code.
- */
-async function finishRun(ctx: RunContext, result: RunResult, redact: Redactor, recorder: { flush(): Promise<void> } | undefined): Promise<number> {
-  const { argv } = ctx;
-  const json = argv.output === "json";
-  const failures: string[] = [];
-  const { printResult } = await import("../output.js");
-  const shown: RunResult = { ...result, text: redact(result.text), error: redact(result.error) };
-  const print = async (final: RunResult, code: number) => {
-    ctx.resultPrinted = true;
-    try {
-      await printResult(final, json ? "json" : "text", process.stdout, code, ctx.stream.sessionId ?? null);
-    } catch (error) {
-      failures.push(`could not write the answer to stdout: ${messageOf(error)}`);
-    }
-  };
-  if (!json) await print(shown, exitCodeFor(result.stopReason, ctx.received()));
-  try {
-    await recorder?.flush();
-  } catch (error) {
-    failures.push(messageOf(error));
-  }
-  if (argv.session !== undefined) {
-    try {
-      await saveSession(String(argv.session), result.messages);
-    } catch (error) {
-      failures.push(`could not write the session file ${String(argv.session)}: ${messageOf(error)}`);
-    }
-  }
-  if (ctx.session) {
-    try {
-      await ctx.session.save(result);
-    } catch (error) {
-      failures.push(`could not save session ${ctx.session.id}, this run was not added to it: ${messageOf(error)}`);
-    }
-    await ctx.session.release();
-  }
-  const failureOf = () => (failures.length > 0 ? redact(failures.join("; ")) : undefined);
-  if (json) {
-    const final = withFailure(shown, failureOf());
-    await print(final, exitCodeOf(ctx, result.stopReason, failureOf()));
-  }
-  const failure = failureOf();
-  ctx.stream.finish(failure);
-  if (failure !== undefined && ctx.mode === "none") reportUsageError(failure);
-  return exitCodeOf(ctx, result.stopReason, failure);
-}
-
-/** The exit code of a run the loop ended, given a failure after it (see withFailure). */
-function exitCodeOf(ctx: RunContext, stopReason: StopReason, failure: string | undefined): number {
-  const succeeded = stopReason === "completed" || stopReason === "terminated";
-  return failure !== undefined && succeeded ? EXIT.failure : exitCodeFor(stopReason, ctx.received());
-}
-
 /** A load problem in `--dry-run`'s `problems`: `{path, reason}` as `yiem tools check` prints it, path omitted when none. */
 function problemJson(problem: LoadProblem): { path?: string; reason: string } {
   return { ...(problem.path ? { path: problem.path } : {}), reason: problem.reason };
-}
-
-/** `history`, unless one of its messages calls a tool `allowed` refuses (a usage error naming `where`). */
-function refuseDeniedCalls(history: ChatMessage[], allowed: (name: string) => boolean, where: string): ChatMessage[] {
-  history.forEach((message, at) => {
-    const problem = deniedCallProblem(message, allowed);
-    if (problem) throw new UsageError(`${where}: messages[${at}]: ${problem}`);
-  });
-  return history;
 }
 
 /** An event with secrets hidden; an event the redactor cannot walk is made JSON-safe first, never dropped. */
@@ -428,91 +281,3 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   watchdog = startWatchdog(Date.now() + ms, onStuck);
 }
 
-/**
- * stdin for the prompt (./stdin.ts). In the pretty view, a wait of over a second is explained;
- * a deadline or signal that ends the wait says, in agentEnd, that stdin was being waited for.
- */
-async function readPromptStdin(ctx: RunContext, input: PromptInput): Promise<StdinResult> {
-  const hasPrompt = input.words.some((word, at) => at !== input.stdinAt && word.trim() !== "");
-  const waitingNote = input.stdinMode === "wait"
-    ? "waiting for stdin to end (--stdin, or the prompt word -); Ctrl-D ends typed input, Ctrl-C stops"
-    : "waiting for stdin to end: pipe the prompt in or give it as words; --no-stdin skips stdin";
-  try {
-    return await unlessStopped(readStdin({
-      mode: input.stdinMode,
-      graceMs: hasPrompt ? input.graceMs : undefined,
-      onWaiting: () => ctx.sink.log(waitingNote),
-    }), ctx.signal);
-  } catch (error) {
-    if (!(error instanceof Interrupted)) throw error;
-    const [stopReason, message] = describeStop(error.reason);
-    throw new Interrupted(new RunStop(stopReason === "timeout" ? "timeout" : stopReason === "error" ? "error" : "aborted", `${message} while waiting for stdin to end`));
-  }
-}
-
-/**
- * The stored session's history (../run-session.ts), [] when the run uses none. A deadline or
- * signal that ends a wait for another run's lock says so in agentEnd.
- */
-async function openStoredSession(ctx: RunContext, spec: ResolvedSpec, request: ReturnType<typeof sessionRequest>): Promise<ChatMessage[]> {
-  let waitingFor: string | undefined;
-  try {
-    const session = await unlessStopped(openRunSession(request, spec, {
-      signal: ctx.signal,
-      dryRun: Boolean(ctx.argv["dry-run"]),
-      onId: (id) => {
-        ctx.stream.sessionId = id;
-      },
-      onWaiting: (id, holder) => {
-        waitingFor = `session ${id} (in use by ${describeHolder(holder)})`;
-        ctx.sink.log(`waiting for ${waitingFor} to be released; --no-wait fails at once instead`);
-      },
-    }), ctx.signal);
-    if (session) ctx.session = session;
-    return session?.history ?? [];
-  } catch (error) {
-    if (!(error instanceof Interrupted) || waitingFor === undefined) throw error;
-    const [stopReason, message] = describeStop(error.reason);
-    throw new Interrupted(new RunStop(stopReason === "timeout" ? "timeout" : stopReason === "error" ? "error" : "aborted", `${message} while waiting for ${waitingFor}`));
-  }
-}
-
-function isUsageProblem(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name;
-  return name === "UsageError" || name === "ConfigError";
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * A run that could not start (or was stopped before the loop began) still ends with one
- * `agentEnd` (with `--events none`, an error is one plain line); returns the exit code.
- */
-function reportFatal(ctx: RunContext, error: unknown): number {
-  const redact = createRedactor(secretValues(process.env));
-  if (error instanceof Interrupted) {
-    const [stopReason, message] = describeStop(error.reason);
-    if (ctx.mode === "none" && stopReason === "error") reportUsageError(redact(message));
-    return endFromOutside(ctx, stopReason, redact(message));
-  }
-  const message = redact(messageOf(error));
-  if (ctx.mode === "none") reportUsageError(message);
-  if (ctx.stream.ended) {
-    // The loop has ended (its agentEnd is held): the failure goes into that agentEnd.
-    ctx.stream.finish(message);
-    printUnfinished(ctx, EXIT.failure);
-    return EXIT.failure;
-  }
-  const mcpFailures = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : [];
-  if (mcpFailures.length > 0) {
-    // The servers' own reports come first; agentEnd (next seq) then names every failure.
-    const stamp = createEventStamper(ctx.runId);
-    for (const body of mcpFailures) ctx.stream.emit(redact(stamp(body)));
-  }
-  const code = isUsageProblem(error) ? EXIT.usage : EXIT.failure;
-  endFromOutside(ctx, "error", message, code);
-  if (ctx.argv.debug && error instanceof Error && error.stack) ctx.sink.log(redact(error.stack));
-  return code;
-}
