@@ -41,6 +41,23 @@ export async function readRegularText(file: string): Promise<{ text: string } | 
 }
 
 /**
+ * The text of a file a flag or spec named, or `fail(reason)` thrown with what went wrong, worded
+ * for "<what the file is> <reason>": `not found`, `is a folder`, `is not a regular file (a FIFO)`,
+ * `cannot be read (EACCES)`.
+ */
+export async function readNamedText(file: string, fail: (reason: string) => Error): Promise<string> {
+  let read: { text: string } | { kind: string };
+  try {
+    read = await readRegularText(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw fail(code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code ?? (error as Error).message})`);
+  }
+  if ("kind" in read) throw fail(read.kind === "a folder" ? "is a folder" : `is not a regular file (${read.kind})`);
+  return read.text;
+}
+
+/**
  * `readRegularText` without waiting (for start-up paths that read many small files): the bytes
  * of `file` when it is a regular file, else what it is instead, each with the file's stats.
  * `check` sees a regular file's stats before any byte is read; it may throw to refuse the file.

@@ -12,7 +12,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { readRegularText } from "../regular-file.js";
+import { readNamedText } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, fileError } from "./errors.js";
 import { InterpolationError, interpolateValue } from "./interpolate.js";
@@ -75,15 +75,7 @@ async function readMcpConfig(
 ): Promise<{ parsed: ParsedSpecFile; servers: Record<string, McpServerSpec> }> {
   const file = path.resolve(cwd, flagPath);
   const fail = (reason: string) => new ConfigError(`--mcp-config: ${flagPath} ${reason} (${file})`, { key: "--mcp-config", file });
-  let read: { text: string } | { kind: string };
-  try {
-    read = await readRegularText(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw fail(code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code ?? (error as Error).message})`);
-  }
-  if ("kind" in read) throw fail(`is not a regular file (${read.kind})`);
-  const parsed = await parseSpecText(file, read.text, cwd);
+  const parsed = await parseSpecText(file, await readNamedText(file, fail), cwd);
   const value = parsed.value;
   if (!value || typeof value !== "object" || Array.isArray(value) || !("mcpServers" in value)) {
     throw fileError(`an MCP config file must hold {"mcpServers": {...}}`, { file, line: 1, cwd });

@@ -13,7 +13,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
 import { plantedOnTheWay, plantedReason } from "../planted-path.js";
-import { readRegularText } from "../regular-file.js";
+import { readNamedText } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, displayPath, fileError } from "./errors.js";
 import { resolveModel, type ModelContext } from "./model.js";
@@ -167,16 +167,7 @@ async function resolveSystemPrompt(
   if (spec.systemPrompt !== undefined) return spec.systemPrompt;
   if (spec.systemPromptFile === undefined) return "";
   const file = path.resolve(baseDir, spec.systemPromptFile);
-  const fail = (reason: string) => specError(`system prompt file "${spec.systemPromptFile}" ${reason} (${file})`, ["systemPromptFile"]);
-  let read: { text: string } | { kind: string };
-  try {
-    read = await readRegularText(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw fail(code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder" : `cannot be read (${code ?? (error as Error).message})`);
-  }
-  if ("kind" in read) throw fail(read.kind === "a folder" ? "is a folder" : `is not a regular file (${read.kind})`);
-  return read.text;
+  return readNamedText(file, (reason) => specError(`system prompt file "${spec.systemPromptFile}" ${reason} (${file})`, ["systemPromptFile"]));
 }
 
 /** Throws the spec error for `what` (at `absolute`) when another user may have planted it (or a link on its way). */
