@@ -113,13 +113,25 @@ async function checkedSpec(
     flagOf: (specPath) => flagOf(applied, specPath),
     ignore: (error) => createdModel && error.keyword === "required" && error.instancePath === "/model",
   };
-  const spec = await validatedSpec(value, parsed, cwd, problems, options);
+  const spec = await validatedSpec(value, parsed, cwd, problems, options, (error) => (error.file ? -1 : applied.findIndex((set) => set.flag === error.key)));
   return { spec, value, applied };
 }
 
-async function validatedSpec(value: unknown, parsed: ParsedSpecFile, cwd: string, problems: SpecProblems, options: ValidateOptions): Promise<AgentSpec> {
+/** The file's errors (in line order) first, then the flags' in command-line order. */
+function ordered(errors: ConfigError[], order: (error: ConfigError) => number): ConfigError[] {
+  return errors.map((error, i) => ({ error, i })).sort((a, b) => order(a.error) - order(b.error) || a.i - b.i).map(({ error }) => error);
+}
+
+async function validatedSpec(
+  value: unknown,
+  parsed: ParsedSpecFile,
+  cwd: string,
+  problems: SpecProblems,
+  options: ValidateOptions,
+  order: (error: ConfigError) => number,
+): Promise<AgentSpec> {
   if (value === null) return {};
-  for (const error of await validateSpec(value, parsed, cwd, options)) problems.add(error, true);
+  for (const error of ordered(await validateSpec(value, parsed, cwd, options), order)) problems.add(error, true);
   if (problems.pruned.length === 0) return value as AgentSpec;
   // What is left may still break the schema (a model object without its bad name): set that
   // aside too, without reporting it, until it is valid.
