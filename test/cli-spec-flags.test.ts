@@ -196,6 +196,28 @@ describe("--set KEY.PATH=VALUE", () => {
   });
 });
 
+describe("--set of prompts and paths", () => {
+  it("--set systemPromptFile=FILE resolves against the current folder and replaces the spec's systemPrompt", async () => {
+    const sub = join(dir, "sub");
+    await mkdir(sub, { recursive: true });
+    await writeFile(join(sub, "prompt.md"), "Prompt from sub.");
+    const r = await runCli(["config", "--json", "-c", "../agent.config.yaml", "--set", "systemPromptFile=prompt.md"], {
+      cwd: sub,
+      env: { TEST_BASE_URL: "http://127.0.0.1:9/v1" },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.systemPrompt).toBe("Prompt from sub.");
+    expect(json.sources.systemPrompt).toBe("flag");
+  });
+
+  it("a --set file that is missing is reported as the flag's, with the path it looked at", async () => {
+    const r = await config(["--set", "systemPromptFile=missing.md"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`yiem: --set systemPromptFile: system prompt file "${join(dir, "missing.md")}" not found (${join(dir, "missing.md")})\n`);
+  });
+});
+
 describe("--system @FILE and --append-system", () => {
   it("--system @FILE sends the file's text as the system prompt", async () => {
     server = await startChatServer([reply.stream({ content: "ok" })]);

@@ -70,7 +70,8 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
     if (missingKey) problems.add(missingKey);
     problems.throwIfAny();
     for (const key of SOURCE_KEYS) {
-      if (resolved.sources[key] === "spec" && flagOf(applied, key.split("."))) resolved.sources[key] = "flag";
+      const paths = key === "systemPrompt" ? [["systemPrompt"], ["systemPromptFile"]] : [key.split(".")];
+      if (resolved.sources[key] === "spec" && paths.some((p) => flagOf(applied, p))) resolved.sources[key] = "flag";
     }
     attachSecrets(resolved, secretValues(opts.env, [resolved.model.apiKey]));
     return resolved;

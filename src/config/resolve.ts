@@ -61,8 +61,8 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   // Every message names its key (`toolDirs[1]: …`) unless it already does.
   const specError = (message: string, specPath: SpecPath): ConfigError => {
     const key = formatKey(specPath);
-    const text = message.includes(key) ? message : `${key}: ${message}`;
     const flag = input.flagOf?.(specPath);
+    const text = message.includes(key) || flag === `--set ${key}` ? message : `${key}: ${message}`;
     if (flag) return new ConfigError(`${flag}: ${text}`, { key: flag, specPath });
     return parsed
       ? fileError(text, { file: parsed.file, line: parsed.lineOf(specPath), key, specPath, cwd })
