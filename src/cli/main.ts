@@ -307,14 +307,14 @@ function flagValue(args: string[], flag: string): string | undefined {
 }
 
 function registerToolsCommands<T>(y: Argv<T>) {
-  return withCommonOptions(y)
+  return withCommandHelp(withCommonOptions(y), "tools")
     .command("list", "List every tool", (s) => withCommandHelp(s, "tools list")
       .option("json", { type: "boolean", default: false, describe: "Print {tools, problems} as JSON" }))
     .command(
       "new <name>",
       "Write a new tool file",
       (s) => withCommandHelp(s, "tools new")
-        .positional("name", { type: "string", demandOption: true, describe: "The new tool's name: a letter, then letters, digits or _ (64 at most)" })
+        .positional("name", { type: "string", demandOption: true, describe: "The new tool's name: a letter, then letters, digits, _ or - (64 at most)" })
         .option("label", { type: "string", describe: "Human name (default: the tool name)" })
         .option("description", { type: "string", describe: "What the tool does, for the model" })
         .option("schema", { type: "string", describe: "Input schema: JSON or @file" })
