@@ -264,4 +264,12 @@ describe("help", () => {
     }
     for (const flag of ["--api-key-env", "--set", "--append-system"]) expect(r.stdout).toContain(flag);
   });
+
+  it("a number flag without its value is a usage error, not ignored", async () => {
+    for (const args of [["hi", "--temperature"], ["--budget", "--max-retries", "1", "hi"]]) {
+      const r = await runCli(["run", "--events", "none", "--dry-run", ...args], { cwd: dir, env: { TEST_BASE_URL: "http://127.0.0.1:9/v1" } });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toBe(`yiem: ${args.includes("--budget") ? "--budget" : "--temperature"} needs a value\n`);
+    }
+  });
 });

@@ -53,6 +53,7 @@ const RUN_EXAMPLES = `Examples:
   yiem run --output json --events ndjson --timeout 2m "…" > result.json 2>> events.ndjson
   yiem run --dry-run -c configs/weather.yaml "hi"   # the resolved spec and first request; no model
   yiem run --strict --dry-run "hi"                  # CI: exit 2 if a tool, hook or tool glob is broken
+  yiem run --system @prompt.md --temperature 0 --set model.stream=false "…"   # spec keys from flags
   yiem run --save "My name is Ada." && yiem run --continue "What is my name?"   # a stored session`;
 
 /** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
