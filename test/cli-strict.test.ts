@@ -192,13 +192,13 @@ describe("point 7: every mistake at once, before the API key is asked for", { ti
     expect(r.stderr).toMatch(/^yiem: OPENAI_API_KEY is not set: model "gpt-4o-mini"/);
   });
 
-  it("--max-turn is a typo of --max-turns; --max-tokens is another word and gets no suggestion", async () => {
+  it("--max-turn is a typo of --max-turns; --max-tools is another word and gets no suggestion", async () => {
     const dir = await project(["model: gpt-4o-mini"]);
     const typo = await runCli(["run", "--events", "none", "--max-turn", "3", "hi"], { cwd: dir });
     expect(typo.stderr).toBe("yiem: unknown flag --max-turn for yiem run (did you mean --max-turns?)\n");
-    const other = await runCli(["run", "--events", "none", "--max-tokens", "300", "hi"], { cwd: dir });
+    const other = await runCli(["run", "--events", "none", "--max-tools", "300", "hi"], { cwd: dir });
     expect(other.code).toBe(2);
-    expect(other.stderr).toBe("yiem: unknown flag --max-tokens for yiem run\n");
+    expect(other.stderr).toBe("yiem: unknown flag --max-tools for yiem run\n");
   });
 });
 

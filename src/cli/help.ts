@@ -53,12 +53,19 @@ const RUN_EXAMPLES = `Examples:
   yiem run --output json --events ndjson --timeout 2m "…" > result.json 2>> events.ndjson
   yiem run --dry-run -c configs/weather.yaml "hi"   # the resolved spec and first request; no model
   yiem run --strict --dry-run "hi"                  # CI: exit 2 if a tool, hook or tool glob is broken
+  yiem run --system @prompt.md --temperature 0 --set model.stream=false "…"   # spec keys from flags
   yiem run --save "My name is Ada." && yiem run --continue "What is my name?"   # a stored session`;
 
 /** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
 const COMMAND_HELP: Record<string, string> = {
   config: exitCodes(["0", "The resolved spec was printed"], ["1", "Any other failure"], ["2", "A spec or usage error (the message names the file, line and key)"]),
   init: exitCodes(["0", "The files were written (their paths on stdout)"], ["2", "A file already exists (nothing is written) or a usage error"]),
+  tools: `Examples:
+  yiem tools list
+  yiem tools call getTime --args '{"city": "Tokyo"}'
+  yiem tools new countWords --description "Counts the words of a text."
+
+${exitCodes(["0", "Done (each command's --help says what it means there)"], ["1", "A tool's error result, a check problem, a failed load, a required MCP server down"], ["2", "A usage or spec error: no tools command, an unknown tool, invalid arguments"], ["130", "tools call interrupted by SIGINT (143 by SIGTERM)"])}`,
   "tools list": exitCodes(["0", "Listed (tool files that fail to load are warnings on stderr)"], ["1", "A required MCP server did not start"], ["2", "A spec or usage error"]),
   "mcp list": `Examples:
   yiem mcp list                                # a CI preflight: exit 1 if a required server fails

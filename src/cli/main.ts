@@ -72,6 +72,17 @@ export function withCommonOptions<T>(y: Argv<T>) {
     .option("spec-mcp", { type: "boolean", describe: "Use the spec's mcpServers (default; --no-spec-mcp ignores them)" });
 }
 
+/** Flags that set spec keys (`yiem run`, and `yiem config` to see the result); see setup.ts. */
+function withSpecKeyOptions<T>(y: Argv<T>) {
+  return y
+    .option("temperature", { type: "number", describe: "model.temperature (0 to 2)" })
+    .option("max-tokens", { type: "number", describe: "model.maxTokens: the most tokens of one answer" })
+    .option("budget", { type: "number", describe: "limits.maxTokens: the run's token budget, all turns together" })
+    .option("max-retries", { type: "number", describe: "model.maxRetries: retries of a failed model request" })
+    .option("api-key-env", { type: "string", describe: "model.apiKeyEnv: the NAME of the variable holding the API key" })
+    .option("set", { type: "string", describe: "Set any spec key: KEY.PATH=VALUE, the value read as YAML (repeatable)" });
+}
+
 export async function main(args: string[]): Promise<void> {
   if (args[0] === "run") await tuneV8ForRun();
   if (args[0] === "completion") args = completionArgs(args.slice(1));
@@ -85,13 +96,15 @@ export async function main(args: string[]): Promise<void> {
     .command(
       "run [prompt...]",
       "Run the agent on a prompt (words, piped stdin, or both)",
-      (y) => withRunHelp(withCommonOptions(y))
+      (y) => withRunHelp(withSpecKeyOptions(withCommonOptions(y)))
         .positional("prompt", { type: "string", describe: "The prompt; piped stdin is appended as context" })
         .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
         .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
-        .option("system", { type: "string", describe: "System prompt (replaces the spec's)" })
+        .option("system", { type: "string", describe: "System prompt, TEXT or @FILE (replaces the spec's)" })
+        .option("append-system", { type: "string", describe: "TEXT or @FILE added to the spec's system prompt, after a blank line" })
+
         .option("tool-execution", { type: "string", choices: ["sequential", "parallel"], describe: "How one turn's tool calls run" })
-        .option("max-turns", { type: "string", describe: "Model turns at most" })
+        .option("max-turns", { type: "number", describe: "Model turns at most" })
         .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
         .option("timeout", { type: "string", describe: "Whole run: ms or 30s, 2m" })
         .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
@@ -114,7 +127,7 @@ export async function main(args: string[]): Promise<void> {
     .command(
       "config",
       "Print the resolved spec with its sources, secrets redacted",
-      (y) => withCommandHelp(withCommonOptions(y), "config")
+      (y) => withCommandHelp(withSpecKeyOptions(withCommonOptions(y)), "config")
         .option("model", { alias: "m", type: "string", describe: "Model override, as for run" })
         .option("json", { type: "boolean", default: false, describe: "Print JSON instead of YAML" }),
     )
@@ -150,6 +163,7 @@ export async function main(args: string[]): Promise<void> {
   withRootHelp(cli);
   skipHelpCache(cli);
   const argv = (await cli.parseAsync()) as Record<string, unknown>;
+  if (args[0] === "run" || args[0] === "config") keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const load = COMMANDS[String((argv._ as unknown[])[0])];
   if (!load) {
@@ -238,6 +252,25 @@ function takesValue(previous: string | undefined): boolean {
   return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !RUN_BOOLEAN_FLAGS.has(previous);
 }
 
+/**
+ * `yiem run`'s number flags (typed so that help says [number]) keep the text as typed: the spec
+ * check reads it and quotes it in its error (`--temperature: … (got "hot")`), where yargs would
+ * have made it NaN. The last of a repeated flag counts.
+ */
+const RUN_NUMBER_FLAGS = ["max-turns", "temperature", "max-tokens", "budget", "max-retries"];
+
+function keepNumberText(argv: Record<string, unknown>, args: string[]): void {
+  for (const flag of RUN_NUMBER_FLAGS) {
+    if (argv[flag] === undefined) continue;
+    let text: string | undefined;
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === `--${flag}`) text = args[i + 1];
+      else if (args[i].startsWith(`--${flag}=`)) text = args[i].slice(flag.length + 3);
+    }
+    if (text !== undefined) argv[flag] = text;
+  }
+}
+
 /** `--args -` (stdin) as `--args=-`: yargs would otherwise read the lone `-` as a positional. */
 function joinDashValues(args: string[]): string[] {
   const out: string[] = [];
@@ -274,14 +307,14 @@ function flagValue(args: string[], flag: string): string | undefined {
 }
 
 function registerToolsCommands<T>(y: Argv<T>) {
-  return withCommonOptions(y)
+  return withCommandHelp(withCommonOptions(y), "tools")
     .command("list", "List every tool", (s) => withCommandHelp(s, "tools list")
       .option("json", { type: "boolean", default: false, describe: "Print {tools, problems} as JSON" }))
     .command(
       "new <name>",
       "Write a new tool file",
       (s) => withCommandHelp(s, "tools new")
-        .positional("name", { type: "string", demandOption: true, describe: "The new tool's name: a letter, then letters, digits or _ (64 at most)" })
+        .positional("name", { type: "string", demandOption: true, describe: "The new tool's name: a letter, then letters, digits, _ or - (64 at most)" })
         .option("label", { type: "string", describe: "Human name (default: the tool name)" })
         .option("description", { type: "string", describe: "What the tool does, for the model" })
         .option("schema", { type: "string", describe: "Input schema: JSON or @file" })

@@ -2,7 +2,7 @@
  * What every command needs before it works: the resolved spec (flags → overrides) and the tool
  * registry (built-ins first, then the tool folders). Shared by run, config and tools.
  */
-import type { ResolvedSpec, SpecOverrides } from "../config/types.js";
+import type { ResolvedSpec, SpecOverrides, SpecSet } from "../config/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolLoadProblem } from "../tools/types.js";
 import type { McpSession } from "../mcp/session.js";
@@ -24,19 +24,63 @@ export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides 
   if (typeof argv.strict === "boolean") overrides.strict = argv.strict;
   if (argv["mcp-config"] !== undefined) overrides.mcpConfigs = list(argv["mcp-config"]);
   if (argv["spec-mcp"] === false) overrides.noSpecMcp = true;
+  const sets = setsFromArgv(argv, list);
+  if (sets.length) overrides.sets = sets;
   return overrides;
+}
+
+/** The named flags that set one spec key each (docs/spec.md, precedence); they win over `--set`. */
+export const SPEC_KEY_FLAGS = [
+  ["temperature", "model.temperature"],
+  ["max-tokens", "model.maxTokens"],
+  ["budget", "limits.maxTokens"],
+  ["max-retries", "model.maxRetries"],
+  ["api-key-env", "model.apiKeyEnv"],
+] as const;
+
+/** `--set KEY.PATH=VALUE` (repeatable, in order), then the named flags of SPEC_KEY_FLAGS (the last of a repeated one). */
+function setsFromArgv(argv: Record<string, unknown>, list: (v: unknown) => string[] | undefined): SpecSet[] {
+  const sets: SpecSet[] = (list(argv.set) ?? []).map((text) => {
+    const at = text.indexOf("=");
+    return at < 0 ? { flag: "--set", key: text } : { flag: "--set", key: text.slice(0, at).trim(), value: text.slice(at + 1) };
+  });
+  for (const [flag, key] of SPEC_KEY_FLAGS) {
+    const value = list(argv[flag])?.at(-1);
+    if (value !== undefined) sets.push({ flag: `--${flag}`, key, value, raw: flag === "api-key-env" });
+  }
+  return sets;
+}
+
+/**
+ * `--system` and `--append-system` as text: `@FILE` is read (relative to the current folder), as
+ * for `--args`, `--schema` and `--code`. A file that cannot be read is a command-line problem.
+ */
+async function readPromptFlags(argv: Record<string, unknown>, overrides: SpecOverrides, problems: string[]): Promise<void> {
+  const { readFlagValue } = await import("./flag-value.js");
+  for (const [flag, key] of [["system", "system"], ["append-system", "appendSystem"]] as const) {
+    if (argv[flag] === undefined) continue;
+    try {
+      overrides[key] = await readFlagValue(flag, String(argv[flag]));
+    } catch (error) {
+      problems.push((error as Error).message);
+      delete overrides[key];
+    }
+  }
 }
 
 /** The spec for `argv`; `commandLineProblems` (see config/types.ts) are reported with the spec's. */
 export async function loadSpecFromArgv(argv: Record<string, unknown>, requireModel: boolean, commandLineProblems: string[] = []): Promise<ResolvedSpec> {
   const { loadSpec } = await import("../config/load.js");
+  const overrides = overridesFromArgv(argv);
+  const problems = [...commandLineProblems];
+  await readPromptFlags(argv, overrides, problems);
   return loadSpec({
     cwd: process.cwd(),
     configPath: argv.config === undefined ? undefined : String(argv.config),
     env: process.env,
-    overrides: overridesFromArgv(argv),
+    overrides,
     requireModel,
-    commandLineProblems,
+    commandLineProblems: problems,
   });
 }
 

@@ -33,6 +33,7 @@ export interface YargsOptions {
   key: Record<string, unknown>;
   alias: Record<string, string[]>;
   string: string[];
+  number?: string[];
 }
 
 /** The shape of the command yargs is at, from its instance (called while it validates). */
@@ -158,7 +159,8 @@ function describeChoices(message: string): string {
  * another flag (yargs then sets it to ""). `options` are the command's; undefined when all is well.
  */
 export function missingFlagValue(args: string[], options: YargsOptions): string | undefined {
-  const strings = new Set(options.string);
+  // Flags that take a value: strings and numbers alike.
+  const strings = new Set([...options.string, ...(options.number ?? [])]);
   for (const [key, aliases] of Object.entries(options.alias)) if (strings.has(key)) for (const alias of aliases) strings.add(alias);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];

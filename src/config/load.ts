@@ -14,8 +14,9 @@ import { SpecProblems } from "./problems.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import { attachSecrets, redactText, secretValues } from "./redact.js";
 import { resolveSpec } from "./resolve.js";
-import type { AgentSpec, LoadSpecOptions, ResolvedSpec } from "./types.js";
-import { formatKey, validateSpec } from "./validate.js";
+import { SOURCE_KEYS, type AgentSpec, type LoadSpecOptions, type ResolvedSpec, type SpecSet } from "./types.js";
+import { formatKey, validateSpec, type ValidateOptions } from "./validate.js";
+import { applySets, flagOf, type AppliedSet } from "./flag-sets.js";
 
 export { ConfigError } from "./errors.js";
 export { parseDuration } from "./duration.js";
@@ -38,9 +39,20 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
   const problems = new SpecProblems();
   for (const message of opts.commandLineProblems ?? []) problems.add(new ConfigError(message));
   let parsed: ParsedSpecFile | null | undefined = null;
+  let specValue: unknown;
+  const sets = opts.overrides.sets ?? [];
+  let applied: AppliedSet[] = [];
   try {
     parsed = await problems.check(() => (opts.configPath ? readSpecFile(opts.configPath, cwd, useCache) : findSpecFile(cwd, useCache)));
-    const spec = parsed ? await checkedSpec(parsed, opts.env, cwd, problems) : {};
+    specValue = parsed?.value;
+    let spec: AgentSpec = {};
+    if (parsed || sets.length) {
+      // Without a spec file, the flags' values are checked as a spec of their own.
+      const checked = await checkedSpec(parsed ?? { file: path.join(cwd, "(flags)"), value: null, lineOf: () => undefined }, opts.env, cwd, problems, sets);
+      spec = checked.spec;
+      applied = checked.applied;
+      specValue = checked.value;
+    }
     const requireModel = opts.requireModel ?? true;
     const resolved = await resolveSpec({
       spec,
@@ -48,6 +60,7 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
       cwd,
       env: opts.env,
       overrides: opts.overrides,
+      flagOf: (specPath) => flagOf(applied, specPath),
       // A spec file that could not be read may well name the model: "no model" would mislead.
       requireModel: requireModel && parsed !== undefined,
       problems,
@@ -56,6 +69,10 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
     const missingKey = requireModel && problems.empty ? checkApiKey(resolved.model) : undefined;
     if (missingKey) problems.add(missingKey);
     problems.throwIfAny();
+    for (const key of SOURCE_KEYS) {
+      const paths = key === "systemPrompt" ? [["systemPrompt"], ["systemPromptFile"]] : [key.split(".")];
+      if (resolved.sources[key] === "spec" && paths.some((p) => flagOf(applied, p))) resolved.sources[key] = "flag";
+    }
     attachSecrets(resolved, secretValues(opts.env, [resolved.model.apiKey]));
     return resolved;
   } catch (error) {
@@ -64,7 +81,7 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
         ? error
         : new ConfigError(`cannot load the spec: ${(error as Error).message}`, {}, { cause: error });
     // The key's variable is secret whatever its name (`apiKeyEnv: LLM_API`).
-    const keyVariable = apiKeyVariable(parsed?.value);
+    const keyVariable = apiKeyVariable(specValue);
     const hidden = keyVariable ? secretValues(opts.env, [opts.env[keyVariable]]) : secrets;
     wrapped.message = redactText(wrapped.message, hidden);
     for (const one of wrapped.problems ?? []) one.message = redactText(one.message, hidden);
@@ -77,19 +94,51 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
  * The spec of `parsed`, interpolated and checked against the schema; `{}` for an empty file.
  * Every bad value is a problem and is set aside (./problems.ts), so the rest is still resolved.
  */
-async function checkedSpec(parsed: ParsedSpecFile, env: NodeJS.ProcessEnv, cwd: string, problems: SpecProblems): Promise<AgentSpec> {
-  if (parsed.value === null) return {};
-  const value = interpolateValue(parsed.value, env, [], (error) => {
+async function checkedSpec(
+  parsed: ParsedSpecFile,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  problems: SpecProblems,
+  sets: SpecSet[],
+): Promise<{ spec: AgentSpec; value: unknown; applied: AppliedSet[] }> {
+  if (parsed.value === null && sets.length === 0) return { spec: {}, value: null, applied: [] };
+  const interpolated = parsed.value === null ? null : interpolateValue(parsed.value, env, [], (error) => {
     const key = formatKey(error.specPath);
     problems.add(fileError(`"${key}": ${error.message}`, { file: parsed.file, line: parsed.lineOf(error.specPath), key, specPath: error.specPath, cwd }), true);
   });
-  for (const error of await validateSpec(value, parsed, cwd)) problems.add(error, true);
+  // Flag values are not interpolated: the shell has done that.
+  const { value, applied, createdModel } = sets.length
+    ? await applySets(interpolated, sets, cwd, problems)
+    : { value: interpolated, applied: [], createdModel: false };
+  const options: ValidateOptions = {
+    flagOf: (specPath) => flagOf(applied, specPath),
+    ignore: (error) => createdModel && error.keyword === "required" && error.instancePath === "/model",
+  };
+  const spec = await validatedSpec(value, parsed, cwd, problems, options, (error) => (error.file ? -1 : applied.findIndex((set) => set.flag === error.key)));
+  return { spec, value, applied };
+}
+
+/** The file's errors (in line order) first, then the flags' in command-line order. */
+function ordered(errors: ConfigError[], order: (error: ConfigError) => number): ConfigError[] {
+  return errors.map((error, i) => ({ error, i })).sort((a, b) => order(a.error) - order(b.error) || a.i - b.i).map(({ error }) => error);
+}
+
+async function validatedSpec(
+  value: unknown,
+  parsed: ParsedSpecFile,
+  cwd: string,
+  problems: SpecProblems,
+  options: ValidateOptions,
+  order: (error: ConfigError) => number,
+): Promise<AgentSpec> {
+  if (value === null) return {};
+  for (const error of ordered(await validateSpec(value, parsed, cwd, options), order)) problems.add(error, true);
   if (problems.pruned.length === 0) return value as AgentSpec;
   // What is left may still break the schema (a model object without its bad name): set that
   // aside too, without reporting it, until it is valid.
   let rest = pruneSpec(value, problems.pruned);
   for (let round = 0; round < 4 && rest !== null; round++) {
-    const more = await validateSpec(rest, parsed, cwd);
+    const more = await validateSpec(rest, parsed, cwd, options);
     if (more.length === 0) break;
     for (const error of more) if (error.specPath) problems.pruned.push(error.specPath);
     rest = pruneSpec(value, problems.pruned);

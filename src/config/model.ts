@@ -72,6 +72,8 @@ export interface ModelContext {
   configLabel: string | null;
   specError(message: string, specPath: SpecPath): ConfigError;
   problems: SpecProblems;
+  /** The flag that set the spec key at a path (`--set model.name=…`): it beats the environment. */
+  flagOf(specPath: SpecPath): string | undefined;
 }
 
 type Origin = { source: ValueSource; fail: (message: string) => ConfigError; baseDir: string };
@@ -92,10 +94,13 @@ export async function resolveModel(
   if (has(overrides.model)) {
     name = overrides.model;
     origin = { source: "flag", fail: (m) => new ConfigError(`--model: ${m}`, { key: "--model" }), baseDir: ctx.cwd };
+  } else if (has(specModel?.name) && ctx.flagOf(namePath)) {
+    name = specModel.name;
+    origin = { source: "flag", fail: (m) => ctx.specError(m, namePath), baseDir: ctx.cwd };
   } else if (has(ctx.env.YIEM_MODEL)) {
     name = ctx.env.YIEM_MODEL;
     origin = { source: "env", fail: (m) => new ConfigError(`YIEM_MODEL: ${m}`, { key: "YIEM_MODEL" }), baseDir: ctx.cwd };
-  } else if (specModel) {
+  } else if (specModel?.name !== undefined) {
     name = specModel.name;
     origin = { source: "spec", fail: (m) => ctx.specError(m, namePath), baseDir: ctx.baseDir };
   }
@@ -121,7 +126,7 @@ export async function resolveModel(
   if (has(overrides.baseURL)) {
     baseURL = await ctx.problems.check(() => checkURL(overrides.baseURL!, "--base-url"));
     sources["model.baseURL"] = "flag";
-  } else if (has(ctx.env.OPENAI_BASE_URL)) {
+  } else if (has(ctx.env.OPENAI_BASE_URL) && !ctx.flagOf(["model", "baseURL"])) {
     baseURL = await ctx.problems.check(() => checkURL(ctx.env.OPENAI_BASE_URL!, "OPENAI_BASE_URL"));
     sources["model.baseURL"] = "env";
   } else {

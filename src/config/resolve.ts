@@ -42,6 +42,8 @@ export interface ResolveInput {
   overrides: SpecOverrides;
   requireModel: boolean;
   problems: SpecProblems;
+  /** The flag that set the spec key at a path (`--set`, `--temperature` …; ./flag-sets.ts), if one did. */
+  flagOf?: (specPath: SpecPath) => string | undefined;
 }
 
 const TOOL_EXECUTION_MODES: ToolExecutionMode[] = ["sequential", "parallel"];
@@ -59,7 +61,9 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   // Every message names its key (`toolDirs[1]: …`) unless it already does.
   const specError = (message: string, specPath: SpecPath): ConfigError => {
     const key = formatKey(specPath);
-    const text = message.includes(key) ? message : `${key}: ${message}`;
+    const flag = input.flagOf?.(specPath);
+    const text = message.includes(key) || flag === `--set ${key}` ? message : `${key}: ${message}`;
+    if (flag) return new ConfigError(`${flag}: ${text}`, { key: flag, specPath });
     return parsed
       ? fileError(text, { file: parsed.file, line: parsed.lineOf(specPath), key, specPath, cwd })
       : new ConfigError(text, { key, specPath });
@@ -71,6 +75,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     configLabel: parsed ? displayPath(parsed.file, cwd) : null,
     specError,
     problems,
+    flagOf: input.flagOf ?? (() => undefined),
   };
   const sources: Partial<Record<SourceKey, ValueSource>> = {};
   const pick = <T>(key: SourceKey, flag: T | undefined, fromSpec: T | undefined, fallback: T): T => {
@@ -81,9 +86,11 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
   const { model, sources: modelSources } = await resolveModel(spec, overrides, ctx, input.requireModel);
   Object.assign(sources, modelSources);
 
-  const systemPrompt = (await problems.check(() => resolveSystemPrompt(spec, overrides, baseDir, specError))) ?? "";
+  const basePrompt = (await problems.check(() => resolveSystemPrompt(spec, overrides, baseDir, specError))) ?? "";
+  // --append-system: after the spec's (or --system's) prompt and a blank line.
+  const systemPrompt = overrides.appendSystem === undefined ? basePrompt : basePrompt.trimEnd() === "" ? overrides.appendSystem : `${basePrompt.trimEnd()}\n\n${overrides.appendSystem}`;
   const promptInSpec = spec.systemPrompt !== undefined || spec.systemPromptFile !== undefined;
-  sources.systemPrompt = overrides.system !== undefined ? "flag" : promptInSpec ? "spec" : "default";
+  sources.systemPrompt = overrides.system !== undefined || overrides.appendSystem !== undefined ? "flag" : promptInSpec ? "spec" : "default";
 
   const toolDirs = await resolveToolDirs(spec, overrides, cwd, baseDir, specError, problems);
   sources.toolDirs = overrides.toolDirs?.length ? "flag" : spec.toolDirs ? "spec" : "default";

@@ -81,11 +81,31 @@ export interface McpServerSpec {
   tools?: { allow?: string[]; deny?: string[] };
 }
 
+/**
+ * A spec value set on the command line (`--set KEY.PATH=VALUE`, or a named flag for one key such
+ * as `--temperature`); applied by ./flag-sets.ts, whose header states the rules.
+ */
+export interface SpecSet {
+  /** How messages name it: `--set` (shown as `--set KEY.PATH`), `--temperature` … */
+  flag: string;
+  /** Dotted key path: `model.stream`. */
+  key: string;
+  /** The text after `=`, read as YAML; undefined when `--set` had no `=` (an error). */
+  value?: string;
+  /** Keep the text as a string (`--api-key-env NAME`). */
+  raw?: boolean;
+}
+
 /** CLI flags that override the spec. Paths are relative to `cwd`. */
 export interface SpecOverrides {
   model?: string;
   baseURL?: string;
+  /** `--system`: replaces the spec's prompt (an `@FILE` is read by the CLI). */
   system?: string;
+  /** `--append-system`: added after the prompt (spec's or --system's) and a blank line. */
+  appendSystem?: string;
+  /** Spec keys set by flags, in order (a later one wins). */
+  sets?: SpecSet[];
   toolDirs?: string[];
   toolExecution?: string;
   maxTurns?: number | string;

@@ -9,7 +9,7 @@ import { packageRoot } from "../cache-dir.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { requireCjs } from "../require-cjs.js";
 import { nearestName } from "../nearest-name.js";
-import { fileError, showValue, type ConfigError } from "./errors.js";
+import { ConfigError, fileError as locatedError, showValue } from "./errors.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import { knownValid, storeValid } from "./spec-cache.js";
 
@@ -40,7 +40,7 @@ function compileSchema(): Promise<ValidateFunction> {
  * order; empty when it is valid. Each error's `specPath` is the key to set aside. A value found
  * valid before against the same schema text is not checked again (spec-cache.ts).
  */
-export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string): Promise<ConfigError[]> {
+export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string, options: ValidateOptions = {}): Promise<ConfigError[]> {
   if (knownValid(value, readSchemaText())) return [];
   const validate = await compileSchema();
   if (validate(value)) {
@@ -50,7 +50,8 @@ export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: 
   const seen = new Set<string>();
   const errors: ConfigError[] = [];
   for (const error of validate.errors ?? []) {
-    const configError = toConfigError(error, parsed, cwd);
+    if (options.ignore?.(error)) continue;
+    const configError = toConfigError(error, parsed, cwd, options.flagOf);
     const id = JSON.stringify(configError.specPath);
     if (seen.has(id)) continue;
     seen.add(id);
@@ -58,6 +59,13 @@ export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: 
   }
   // ajv reports in the schema's order; people read the file top to bottom.
   return errors.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+}
+
+export interface ValidateOptions {
+  /** The flag that set the key at `specPath` (../config/flag-sets.ts): its error names the flag, not the file. */
+  flagOf?: (specPath: SpecPath) => string | undefined;
+  /** An error that is not one (a `model` a flag created has its name from --model). */
+  ignore?: (error: ErrorObject) => boolean;
 }
 
 /** `/limits/maxTurns` → `["limits", "maxTurns"]` (array indexes as numbers). */
@@ -117,7 +125,12 @@ export function describeSchema(schema: SchemaNode): string {
   return types.map((type) => nouns[type] ?? type).join(" or ");
 }
 
-function toConfigError(error: ErrorObject, parsed: ParsedSpecFile, cwd: string): ConfigError {
+function toConfigError(error: ErrorObject, parsed: ParsedSpecFile, cwd: string, flagOf?: ValidateOptions["flagOf"]): ConfigError {
+  // A value set on the command line is reported as the flag's, without a file or line.
+  const fileError = (message: string, at: { file: string; line?: number; key?: string; specPath?: SpecPath; cwd: string }) => {
+    const flag = at.specPath && flagOf?.(at.specPath);
+    return flag ? new ConfigError(`${flag}: ${message}`, { key: flag, specPath: at.specPath }) : locatedError(message, at);
+  };
   const specPath = toSpecPath(error.instancePath);
   const key = formatKey(specPath);
   const where = (line: number | undefined, errorKey: string, at: SpecPath = specPath) => ({ file: parsed.file, line, key: errorKey, specPath: at, cwd });

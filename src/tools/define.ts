@@ -4,8 +4,8 @@ import type { ContentPart, TextContent, Tool, ToolResult } from "./types.js";
 /** Names a tool may have: a letter, then letters, digits, `_` or `-`; 64 characters at most. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-/** Names yiem writes tool files for (writeTool, `yiem tools new`): a letter, then letters, digits or `_`; 64 characters at most. */
-export const GENERATED_TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+/** Names yiem writes tool files for (writeTool, `yiem tools new`): every tool name (`my-tool.ts` is a safe file name). */
+export const GENERATED_TOOL_NAME_PATTERN = TOOL_NAME_PATTERN;
 
 /** Identity with types: `export default defineTool({...})`. */
 export function defineTool<TArgs = any, TDetails = unknown>(tool: Tool<TArgs, TDetails>): Tool<TArgs, TDetails> {

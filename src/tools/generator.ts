@@ -233,7 +233,7 @@ export function checkToolName(name: unknown): asserts name is string {
   if (typeof name !== "string" || !GENERATED_TOOL_NAME_PATTERN.test(name)) {
     const shown = typeof name === "string" ? JSON.stringify(name) : typeof name;
     throw new ToolDraftError(
-      `invalid tool name ${shown}: it must start with a letter and have only letters, digits and "_" (at most 64 characters)`,
+      `invalid tool name ${shown}: it must start with a letter and have only letters, digits, "_" and "-" (at most 64 characters)`,
     );
   }
   if (BUILTIN_TOOL_NAMES.includes(name)) throw new ToolDraftError(`"${name}" is the name of a built-in tool; choose another name`);

@@ -5,8 +5,7 @@
  * (usage, config and draft errors are exit 2; anything else exit 1).
  */
 import { randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { relative, resolve, isAbsolute, sep } from "node:path";
+import { relative, isAbsolute, sep } from "node:path";
 import { exitProcess, guardChannels } from "../../channels/guard.js";
 import { secretValues } from "../../config/redact.js";
 import type { ResolvedSpec } from "../../config/types.js";
@@ -70,29 +69,7 @@ export function newEmitter(sink: CliEventSink): Emit {
   return createEmitter(randomUUID(), (event) => sink.emit(redactor(event)));
 }
 
-/**
- * A flag value that is inline text, `@file` (read relative to the current folder), or `-` (all
- * of stdin, when `allowStdin`).
- */
-export async function readFlagValue(flag: string, value: string, options: { allowStdin?: boolean } = {}): Promise<string> {
-  if (value === "-" && options.allowStdin) return readAllStdin();
-  if (value.startsWith("@")) {
-    const file = value.slice(1);
-    if (file === "") throw new UsageError(`--${flag} @FILE: name a file after "@"`);
-    try {
-      return await readFile(resolve(file), "utf8");
-    } catch (error) {
-      throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
-  return value;
-}
-
-async function readAllStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
-}
+export { readFlagValue } from "../flag-value.js";
 
 /**
  * A path for people: relative to the current folder when inside it. Absolute paths under the

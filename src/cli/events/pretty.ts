@@ -121,7 +121,10 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
     timer = undefined;
   };
 
+  /** An event came before agentEnd: only a run that started has turns and tokens to sum up. */
+  let started = false;
   const render = (event: AgentEvent): void => {
+    if (event.type !== "agentEnd") started = true;
     switch (event.type) {
       case "agentStart": {
         const tools = event.tools.length === 0 ? "no tools" : plural(event.tools.length, "tool");
@@ -194,6 +197,11 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
         stopTimer();
         running.clear();
         clearStatus();
+        if (!started) {
+          // The run never started (a usage or spec error, or a signal first): no counts to show.
+          line(event.error ? `${style.red("yiem:")} ${block(event.error)}` : outcome(event.stopReason, style));
+          return;
+        }
         const u = event.usage;
         const facts = [
           plural(event.turns, "turn"),

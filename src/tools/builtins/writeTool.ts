@@ -37,7 +37,7 @@ export const WRITE_TOOL_INPUT_SCHEMA: JsonSchema = {
     name: {
       type: "string",
       pattern: GENERATED_TOOL_NAME_PATTERN.source,
-      description: "Tool name: a letter, then letters, digits or _ (at most 64). Must not be taken (see listTools).",
+      description: "Tool name: a letter, then letters, digits, _ or - (at most 64). Must not be taken (see listTools).",
     },
     label: { type: "string", minLength: 1, description: "Short human-readable name." },
     description: { type: "string", minLength: 1, description: "What the tool does and when to use it; the model reads this." },

@@ -1,0 +1,28 @@
+/** Flag values given inline, as `@FILE`, or as `-` (stdin): one reader for every flag that takes them. */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { UsageError } from "./errors.js";
+
+/**
+ * A flag value that is inline text, `@file` (read relative to the current folder), or `-` (all
+ * of stdin, when `allowStdin`).
+ */
+export async function readFlagValue(flag: string, value: string, options: { allowStdin?: boolean } = {}): Promise<string> {
+  if (value === "-" && options.allowStdin) return readAllStdin();
+  if (value.startsWith("@")) {
+    const file = value.slice(1);
+    if (file === "") throw new UsageError(`--${flag} @FILE: name a file after "@"`);
+    try {
+      return await readFile(resolve(file), "utf8");
+    } catch (error) {
+      throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  return value;
+}
+
+async function readAllStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
+}
