@@ -22,6 +22,7 @@ import type { Tool as McpToolDef } from "@modelcontextprotocol/client";
 import { connectServer, McpStartError, type McpConnection } from "./connection.js";
 import { nameMcpTools } from "./names.js";
 import { toYiemTool } from "./tools.js";
+import { messageOf } from "../error-text.js";
 
 export type McpEmit = (body: AgentEventBody) => void;
 
@@ -189,8 +190,4 @@ function statusIndex(statuses: McpServerStatus[], servers: ResolvedMcpServer[], 
 function eventIndex(events: AgentEventBody[], servers: ResolvedMcpServer[], index: number): number {
   const position = events.findIndex((e) => "server" in e && servers.findIndex((srv) => srv.name === (e as { server: string }).server) > index);
   return position < 0 ? events.length : position;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -135,7 +135,7 @@ async function reportFailure(
   error: unknown,
   ctx: { sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
 ): Promise<number> {
-  const message = ctx.redact(error instanceof Error ? error.message : String(error));
+  const message = ctx.redact(messageOf(error));
   if (ctx.mode === "none") reportUsageError(message);
   else {
     // A required MCP server that failed: its own report first, as in a run.
