@@ -65,6 +65,6 @@ const version = (await runOnce([NODE, "-p", "process.version"])).stdout.trim();
 const cpus = os.cpus();
 process.stdout.write(`${formatTable(rows)}\n\n`);
 process.stdout.write(`median of ${runs} runs each · node ${version} · ${cpus.length} × ${cpus[0]?.model ?? "cpu"} · load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
-const missed = rows.filter((r) => !r.pass).length;
+const missed = rows.filter((r) => r.pass === false).length;
 process.stdout.write(missed === 0 ? "all budgets met\n" : `${missed} budget${missed === 1 ? "" : "s"} missed\n`);
 process.exitCode = failed ? 2 : missed > 0 ? 1 : 0;
