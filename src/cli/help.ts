@@ -42,9 +42,9 @@ const ROOT_EXAMPLES = `Examples:
   yiem run "What's the weather in Lisbon?"
   yiem run --base-url http://localhost:11434/v1 -m llama3.1:8b "Weather in Rome?"
   git diff | yiem run -c configs/review.yaml "Review this change"
-  # One tool without a model; tab completion in bash (zsh: >> ~/.zshrc):
+  # One tool without a model; tab completion in bash (zsh, fish: yiem completion --help):
   yiem tools call getTime --args '{"city": "Tokyo"}'
-  yiem completion >> ~/.bashrc`;
+  yiem completion bash >> ~/.bashrc`;
 
 const RUN_EXAMPLES = `Examples:
   ${DEMO}   # offline, no key
@@ -95,14 +95,17 @@ function exitCodes(...lines: Array<[string, string]>): string {
 }
 
 /** `yiem completion --help` (the command is answered before yargs parses; see main.ts). */
-export const COMPLETION_HELP = `yiem completion [bash|zsh]
+export const COMPLETION_HELP = `yiem completion [bash|zsh|fish]
 
-Print a shell completion script. Without a shell name: bash, or zsh when $SHELL is zsh.
-The script calls yiem, so yiem must be on your PATH (a global install).
+Print a shell completion script. Without a shell name: the shell $SHELL names, else bash.
+The script calls yiem, so yiem must be on your PATH (a global install). Tab then completes
+commands, flags, flag values, file names (-c, --record, --session, --tool-dir, @FILE) and tool
+names (tools call, tools show, --allow-tools, --deny-tools).
 
 Examples:
-  yiem completion >> ~/.bashrc
+  yiem completion bash >> ~/.bashrc
   yiem completion zsh >> ~/.zshrc
+  yiem completion fish > ~/.config/fish/completions/yiem.fish
 
 Exit codes:
   0    The script was printed
