@@ -67,7 +67,7 @@ export function withCommonOptions<T>(y: Argv<T>) {
   return y
     .option("config", { alias: "c", type: "string", describe: "Agent spec file (default: searched from the current folder up)" })
     .option("tool-dir", { type: "string", describe: "Tool folder (repeatable; replaces the spec's toolDirs)" })
-    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors" })
+    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors; yiem run: also a debug event per HTTP request (as YIEM_DEBUG=http)" })
     .option("mcp-config", { type: "string", describe: "MCP servers from a {\"mcpServers\": {...}} JSON/YAML file, as .mcp.json (repeatable)" })
     .option("spec-mcp", { type: "boolean", describe: "Use the spec's mcpServers (default; --no-spec-mcp ignores them)" });
 }
