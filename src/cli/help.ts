@@ -59,6 +59,12 @@ const RUN_EXAMPLES = `Examples:
 /** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
 const COMMAND_HELP: Record<string, string> = {
   config: exitCodes(["0", "The resolved spec was printed"], ["1", "Any other failure"], ["2", "A spec or usage error (the message names the file, line and key)"]),
+  doctor: `Examples:
+  yiem doctor                                               # the spec's model and server
+  yiem doctor --base-url http://localhost:11434/v1 -m llama3.1:8b
+  yiem doctor --json | jq .settings
+
+${exitCodes(["0", "Tool calling works (with the spec keys it lists, if any)"], ["1", "Tool calling does not work, or the server cannot be reached"], ["2", "A spec or usage error (no model, the replay model)"])}`,
   init: exitCodes(["0", "The files were written (their paths on stdout)"], ["2", "A file already exists (nothing is written) or a usage error"]),
   tools: `Examples:
   yiem tools list

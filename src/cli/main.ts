@@ -57,6 +57,7 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   run: () => import("./commands/run.js"),
   config: () => import("./commands/config.js"),
   init: () => import("./commands/init.js"),
+  doctor: () => import("./commands/doctor.js"),
   tools: () => import("./commands/tools.js"),
   mcp: () => import("./commands/mcp.js"),
   sessions: () => import("./commands/sessions.js"),
@@ -135,6 +136,14 @@ export async function main(args: string[]): Promise<void> {
         .option("json", { type: "boolean", default: false, describe: "Print JSON instead of YAML" }),
     )
     .command(
+      "doctor",
+      "Probe the model server with small requests: what works, what to set in the spec",
+      (y) => withCommandHelp(withSpecKeyOptions(withCommonOptions(y)), "doctor")
+        .option("model", { alias: "m", type: "string", describe: "Model name, as for run" })
+        .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL, as for run" })
+        .option("json", { type: "boolean", default: false, describe: "Print {model, baseURL, toolCalling, checks, settings, exitCode} as JSON" }),
+    )
+    .command(
       "init",
       "Write a commented agent.config.yaml and a tools/ folder with an example tool",
       (y) => withCommandHelp(y, "init")
@@ -149,7 +158,7 @@ export async function main(args: string[]): Promise<void> {
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
     .command("completion [bash|zsh|fish]", "Print a shell completion script (bash, zsh, fish)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
-    .demandCommand(1, "Name a command: run, tools, mcp, sessions, config or init (see --help).")
+    .demandCommand(1, "Name a command: run, tools, mcp, sessions, config, doctor or init (see --help).")
     .strict()
     .recommendCommands()
     .version(packageVersion())

@@ -84,6 +84,7 @@ export const COMMAND_TREE: Record<string, CommandInfo> = {
     { name: "strict", negatable: true },
   ]),
   config: command([...COMMON, ...SPEC_KEYS, MODEL, JSON_FLAG]),
+  doctor: command([...COMMON, ...SPEC_KEYS, MODEL, { name: "base-url", value: "free" }, JSON_FLAG]),
   init: command([{ name: "dir", value: "dir" }, { name: "example" }]),
   tools: command(COMMON, {
     subcommands: {
