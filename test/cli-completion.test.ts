@@ -7,12 +7,13 @@
  * command's --help, and `yiem completion` itself (shells, help, usage errors).
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMAND_TREE, type CommandInfo } from "../src/cli/completion/words.js";
-import { runCli, yiemBin } from "./helpers/cli.js";
+import { repoRoot, runCli, yiemBin } from "./helpers/cli.js";
 
 let root: string;
 let project: string;
@@ -179,6 +180,31 @@ describe("the completion table", () => {
   });
 });
 
+describe("the install lines of docs/cli.md, run as written", () => {
+  const doc = readFileSync(join(repoRoot, "docs", "cli.md"), "utf8");
+  const section = doc.slice(doc.indexOf("## Shell completion"), doc.indexOf("## Environment"));
+  const lines = /```sh\n([\s\S]*?)```/.exec(section)![1].trim().split("\n").map((l) => l.replace(/\s+#.*$/, ""));
+  const forShell = (shell: Shell) => lines.find((l) => l.includes(`yiem completion ${shell}`))!;
+
+  it.each(["bash", "zsh", "fish"] as const)("the %s line installs a completion the shell then uses", async (shell) => {
+    requireShell(shell);
+    const home = await mkdtemp(join(root, `home-${shell}-`));
+    const env = { ...process.env, PATH: `${binDir}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: undefined, ZDOTDIR: undefined };
+    // zsh's line goes after compinit in ~/.zshrc (docs/cli.md says so): a zshrc that has it.
+    if (shell === "zsh") await writeFile(join(home, ".zshrc"), "autoload -Uz compinit && compinit -u\n");
+    const install = spawnSync("sh", ["-c", forShell(shell)], { cwd: home, env, encoding: "utf8", timeout: 30_000 });
+    expect(install.status, install.stderr).toBe(0);
+    const check = {
+      bash: ["bash", ["-ic", "complete -p yiem"]],
+      zsh: ["zsh", ["-ic", "print -r -- $_comps[yiem]"]],
+      fish: ["fish", ["-c", "complete -C 'yiem tools c'"]],
+    }[shell] as [string, string[]];
+    const used = spawnSync(check[0], check[1], { cwd: home, env, encoding: "utf8", timeout: 30_000 });
+    expect(used.status, used.stderr).toBe(0);
+    expect(used.stdout).toMatch({ bash: /complete -F _yiem_completion yiem/, zsh: /^_yiem$/m, fish: /^call\b[\s\S]*^check\b/m }[shell]);
+  });
+});
+
 describe("yiem completion", () => {
   it.each([
     ["bash", "complete -F _yiem_completion yiem"],
@@ -200,7 +226,7 @@ describe("yiem completion", () => {
     const r = await runCli(["completion", "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^yiem completion \[bash\|zsh\|fish\]\n/);
-    expect(r.stdout).toContain("yiem completion fish > ~/.config/fish/completions/yiem.fish");
+    expect(r.stdout).toContain("mkdir -p ~/.config/fish/completions && yiem completion fish > ~/.config/fish/completions/yiem.fish");
     expect(r.stdout).toMatch(/^Exit codes:\n {2}0 +\S.*\n {2}2 +\S/m);
   });
 

@@ -111,7 +111,7 @@ names (tools call, tools show, --allow-tools, --deny-tools).
 Examples:
   yiem completion bash >> ~/.bashrc
   yiem completion zsh >> ~/.zshrc
-  yiem completion fish > ~/.config/fish/completions/yiem.fish
+  mkdir -p ~/.config/fish/completions && yiem completion fish > ~/.config/fish/completions/yiem.fish
 
 Exit codes:
   0    The script was printed
