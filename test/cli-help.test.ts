@@ -1,7 +1,6 @@
 /**
  * What the command line tells people: `--help` with examples, environment variables and exit
- * codes (in step with docs/cli.md); `yiem completion` and the completion entry point (also through
- * a real bash); usage errors in the exact words docs/cli.md ("Usage errors") and docs/spec.md
+ * codes (in step with docs/cli.md); usage errors in the exact words docs/cli.md ("Usage errors") and docs/spec.md
  * ("Errors", the `--…` lines) promise, with the nearest flag or command suggested.
  */
 import { spawnSync } from "node:child_process";
@@ -120,108 +119,9 @@ describe("--help", () => {
   it("shows the init --example and completion commands", async () => {
     const r = await runCli(["--help"]);
     expect(r.stdout).toContain("yiem init --example");
-    expect(r.stdout).toMatch(/yiem completion +Print a shell completion script/);
+    expect(r.stdout).toMatch(/yiem completion \[bash\|zsh\|fish\] +Print a shell completion script/);
     const init = await runCli(["init", "--help"]);
     expect(init.stdout).toContain("--example");
-  });
-});
-
-describe("yiem completion", () => {
-  it("prints a bash completion script that asks yiem for completions", async () => {
-    const r = await runCli(["completion"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain("complete -o bashdefault -o default -F _yiem_yargs_completions yiem");
-    expect(r.stdout).toContain("yiem --get-yargs-completions");
-  });
-
-  it("prints a zsh script when the shell is zsh", async () => {
-    const r = await runCli(["completion"], { env: { SHELL: "/bin/zsh" } });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^#compdef yiem/);
-  });
-
-  it("a shell name wins over $SHELL: completion zsh, completion bash", async () => {
-    const zsh = await runCli(["completion", "zsh"], { env: { SHELL: "/bin/bash" } });
-    expect(zsh.code, zsh.stderr).toBe(0);
-    expect(zsh.stdout).toMatch(/^#compdef yiem\n/);
-    expect(zsh.stdout).toContain("compdef _yiem_yargs_completions yiem");
-    const bash = await runCli(["completion", "bash"], { env: { SHELL: "/bin/zsh" } });
-    expect(bash.code, bash.stderr).toBe(0);
-    expect(bash.stdout).toContain("complete -o bashdefault -o default -F _yiem_yargs_completions yiem");
-  });
-
-  it("--help describes the command instead of printing the script", async () => {
-    const r = await runCli(["completion", "--help"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^yiem completion \[bash\|zsh\]\n/);
-    expect(r.stdout).toContain("yiem completion zsh >> ~/.zshrc");
-    expect(r.stdout).toMatch(/^Exit codes:\n  0 +\S.*\n  2 +\S/m);
-    expect(r.stdout).not.toContain("complete -o");
-  });
-
-  it.each([
-    [["completion", "--foo"], "yiem: unknown flag --foo for yiem completion (it takes only a shell: bash or zsh)"],
-    [["completion", "bash", "zsh"], 'yiem: unexpected argument "zsh" for yiem completion'],
-    [["completion", "powershell"], 'yiem: unknown shell "powershell" for yiem completion (bash or zsh)'],
-  ])("%j is a usage error, not a script", async (args, message) => {
-    const r = await runCli(args);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe("");
-    expect(r.stderr).toBe(`${message}\n`);
-  });
-
-  it("a zsh session gets completions through the zsh script's entry point", async () => {
-    // The zsh script passes zsh's words to the same entry point. With $SHELL zsh, yargs answers
-    // every candidate as `name:description`, and zsh's _describe keeps those matching the word.
-    const r = await runCli(["--get-yargs-completions", "yiem", "tools", "c"], { env: { SHELL: "/bin/zsh" } });
-    expect(r.code).toBe(0);
-    const lines = r.stdout.split("\n").filter(Boolean);
-    expect(lines).toContain("call:Validate and run one tool without a model");
-    expect(lines).toContain("check:Load every tool and compile every schema");
-  });
-
-  it.each([
-    [["yiem", "run", "--mo"], "--model"],
-    [["yiem", "tools", "c"], "call"],
-    [["yiem", "tools", "c"], "check"],
-    [["yiem", "r"], "run"],
-    [["yiem", "run", "--output", ""], "json"],
-    [["yiem", "init", "--ex"], "--example"],
-  ])("the entry point answers %j with %s", async (words, expected) => {
-    const r = await runCli(["--get-yargs-completions", ...words]);
-    expect(r.code).toBe(0);
-    expect(r.stdout.split("\n")).toContain(expected);
-  });
-
-  describe("through bash", () => {
-    let dir: string;
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), "yiem-completion-"));
-      // `yiem` on PATH, as a global install provides it.
-      await writeFile(join(dir, "yiem"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(yiemBin)} "$@"\n`);
-      await chmod(join(dir, "yiem"), 0o755);
-    });
-    afterAll(async () => {
-      await rm(dir, { recursive: true, force: true });
-    });
-
-    it.each([
-      ["yiem run --mo", ["--model"]],
-      ["yiem tools c", ["call", "check"]],
-      ["yiem run --output j", ["json"]],
-    ])("%s<TAB> completes to %j", (line, expected) => {
-      const words = line.split(" ");
-      const script = [
-        'source <(yiem completion)',
-        `COMP_WORDS=(${words.join(" ")}); COMP_CWORD=${words.length - 1}`,
-        "_yiem_yargs_completions",
-        'printf "%s\\n" "${COMPREPLY[@]}"',
-      ].join("\n");
-      const r = spawnSync("bash", ["-c", script], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, SHELL: "/bin/bash" }, encoding: "utf8", timeout: 20_000 });
-      expect(r.error).toBeUndefined();
-      expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout.split("\n").filter(Boolean).sort()).toEqual(expected);
-    });
   });
 });
 

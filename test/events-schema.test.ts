@@ -55,6 +55,10 @@ const examples: { [K in AgentEventType]: Extract<AgentEvent, { type: K }> } = {
     message: "the server exited during start (exit code 1)", stderrTail: "GITHUB_TOKEN is not set",
   },
   mcpToolsChanged: { type: "mcpToolsChanged", ...base, seq: 14, server: "everything", added: ["mcp__everything__new"], removed: [] },
+  debug: {
+    type: "debug", ...base, seq: 15, kind: "http", method: "POST", url: "http://127.0.0.1:8080/v1/chat/completions", status: 200,
+    headersMs: 12, durationMs: 80, retry: 0, requestBody: "{\"model\":\"m\"}", responseBody: "data: [DONE]\n\n",
+  },
   agentEnd: {
     type: "agentEnd", ...base, seq: 12, stopReason: "completed", turns: 2, toolCalls: 1, usage, durationMs: 1234,
   },

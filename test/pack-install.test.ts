@@ -118,7 +118,7 @@ describe("npm pack", () => {
       "package.json", "README.md", "LICENSE", "bin/yiem.js", "dist/cli/main.js", "dist/index.js", "dist/index.d.ts",
       "schema/agent.schema.json", "schema/events.schema.json", "docs/cli.md", "docs/spec.md", "docs/tools.md",
       "tools/getTime.ts", "tools/getWeather.ts", "tools/_lib/cities.ts", "configs/demo.replay.jsonl",
-      "configs/weather.yaml", "configs/review.yaml", "agent.config.yaml",
+      "configs/weather.yaml", "configs/review.yaml", "configs/scaffold.yaml", "agent.config.yaml",
     ]) {
       expect(packedFiles, file).toContain(file);
     }
@@ -210,11 +210,35 @@ describe("the installed package, in a new project", () => {
     const dir = join(project, "minimal");
     const init = await yiem(["init", "--dir", "minimal"], project);
     expect(init.code, init.stderr).toBe(0);
-    expect(await readFile(join(dir, "agent.config.yaml"), "utf8")).toContain("node_modules/yiem/schema/agent.schema.json");
+    const spec = await readFile(join(dir, "agent.config.yaml"), "utf8");
+    expect(spec).toContain("$schema=../node_modules/yiem/schema/agent.schema.json");
+    expect(spec).toContain("Every key is described in ../node_modules/yiem/docs/spec.md.");
     const call = await yiem(["tools", "call", "countWords", "--args", '{"text": "one two three"}'], dir);
     expect(call.code, call.stderr).toBe(0);
     expect(call.stdout).toBe("3 words\n");
   }, 30_000);
+
+  it("init in the project: $schema and docs paths are relative paths into node_modules/yiem that resolve; the hint runs the local bin", async () => {
+    const dir = join(project, "demo2");
+    const init = await yiem(["init", "--example", "--dir", "demo2"], project);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stderr).toContain('npx --no-install yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"');
+    for (const file of ["agent.config.yaml", "configs/review.yaml", "configs/weather.yaml", "configs/scaffold.yaml"]) {
+      const text = await readFile(join(dir, file), "utf8");
+      const schema = /\$schema=(\S+)/.exec(text)?.[1] ?? "";
+      expect(schema, file).toMatch(/^(\.\.\/)+node_modules\/yiem\/schema\/agent\.schema\.json$/);
+      expect(existsSync(join(dir, posix.dirname(file), schema)), `${file}: ${schema}`).toBe(true);
+      for (const [, doc] of text.matchAll(/^#.*?(\S*docs\/[\w-]+\.md)/gm)) expect(existsSync(join(dir, posix.dirname(file), doc)), `${file}: ${doc}`).toBe(true);
+      expect(text, file).not.toMatch(/npx yiem/);
+      const loaded = await yiem(["run", "--dry-run", "-c", file, "hi"], dir);
+      expect(loaded.code, `${file}: ${loaded.stderr}`).toBe(0);
+    }
+    const plain = await readFile(join(project, "minimal", "agent.config.yaml"), "utf8").catch(() => "");
+    if (plain) expect(existsSync(join(project, "minimal", /Every key is described in (\S+)\.\n/.exec(plain)![1]))).toBe(true);
+    const missing = await yiem(["config", "-c", "configs/review.yaml"], join(project, "minimal"));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`the yiem package has an example of that name: ${join(project, "node_modules", "yiem", "configs", "review.yaml")}`);
+  }, 60_000);
 
   it("init --example in a folder outside the project (as with a global install) runs the demo with yiem's own city-timezones", async () => {
     const elsewhere = await mkdtemp(join(tmpdir(), "yiem-global-like-"));

@@ -42,9 +42,9 @@ const ROOT_EXAMPLES = `Examples:
   yiem run "What's the weather in Lisbon?"
   yiem run --base-url http://localhost:11434/v1 -m llama3.1:8b "Weather in Rome?"
   git diff | yiem run -c configs/review.yaml "Review this change"
-  # One tool without a model; tab completion in bash (zsh: >> ~/.zshrc):
+  # One tool without a model; tab completion in bash (zsh, fish: yiem completion --help):
   yiem tools call getTime --args '{"city": "Tokyo"}'
-  yiem completion >> ~/.bashrc`;
+  yiem completion bash >> ~/.bashrc`;
 
 const RUN_EXAMPLES = `Examples:
   ${DEMO}   # offline, no key
@@ -59,6 +59,12 @@ const RUN_EXAMPLES = `Examples:
 /** The exit codes of the commands other than `run` (docs/cli.md), with an example or two. */
 const COMMAND_HELP: Record<string, string> = {
   config: exitCodes(["0", "The resolved spec was printed"], ["1", "Any other failure"], ["2", "A spec or usage error (the message names the file, line and key)"]),
+  doctor: `Examples:
+  yiem doctor                                               # the spec's model and server
+  yiem doctor --base-url http://localhost:11434/v1 -m llama3.1:8b
+  yiem doctor --json | jq .settings
+
+${exitCodes(["0", "Tool calling works (with the spec keys it lists, if any)"], ["1", "Tool calling does not work, or the server cannot be reached"], ["2", "A spec or usage error (no model, the replay model)"])}`,
   init: exitCodes(["0", "The files were written (their paths on stdout)"], ["2", "A file already exists (nothing is written) or a usage error"]),
   tools: `Examples:
   yiem tools list
@@ -95,14 +101,17 @@ function exitCodes(...lines: Array<[string, string]>): string {
 }
 
 /** `yiem completion --help` (the command is answered before yargs parses; see main.ts). */
-export const COMPLETION_HELP = `yiem completion [bash|zsh]
+export const COMPLETION_HELP = `yiem completion [bash|zsh|fish]
 
-Print a shell completion script. Without a shell name: bash, or zsh when $SHELL is zsh.
-The script calls yiem, so yiem must be on your PATH (a global install).
+Print a shell completion script. Without a shell name: the shell $SHELL names, else bash.
+The script calls yiem, so yiem must be on your PATH (a global install). Tab then completes
+commands, flags, flag values, file names (-c, --record, --session, --tool-dir, @FILE) and tool
+names (tools call, tools show, --allow-tools, --deny-tools).
 
 Examples:
-  yiem completion >> ~/.bashrc
+  yiem completion bash >> ~/.bashrc
   yiem completion zsh >> ~/.zshrc
+  mkdir -p ~/.config/fish/completions && yiem completion fish > ~/.config/fish/completions/yiem.fish
 
 Exit codes:
   0    The script was printed

@@ -10,7 +10,7 @@ import type { Argv } from "yargs";
 import { requireCjs } from "../require-cjs.js";
 import { exitProcess } from "../channels/guard.js";
 import { reportUsageError } from "./errors.js";
-import { COMPLETION_HELP, withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
+import { withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
 import { STDIN_MARK } from "./stdin-mark.js";
@@ -57,6 +57,7 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   run: () => import("./commands/run.js"),
   config: () => import("./commands/config.js"),
   init: () => import("./commands/init.js"),
+  doctor: () => import("./commands/doctor.js"),
   tools: () => import("./commands/tools.js"),
   mcp: () => import("./commands/mcp.js"),
   sessions: () => import("./commands/sessions.js"),
@@ -67,7 +68,7 @@ export function withCommonOptions<T>(y: Argv<T>) {
   return y
     .option("config", { alias: "c", type: "string", describe: "Agent spec file (default: searched from the current folder up)" })
     .option("tool-dir", { type: "string", describe: "Tool folder (repeatable; replaces the spec's toolDirs)" })
-    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors" })
+    .option("debug", { type: "boolean", default: false, describe: "Show stack traces of errors; yiem run: also a debug event per HTTP request (as YIEM_DEBUG=http)" })
     .option("mcp-config", { type: "string", describe: "MCP servers from a {\"mcpServers\": {...}} JSON/YAML file, as .mcp.json (repeatable)" })
     .option("spec-mcp", { type: "boolean", describe: "Use the spec's mcpServers (default; --no-spec-mcp ignores them)" });
 }
@@ -85,7 +86,10 @@ function withSpecKeyOptions<T>(y: Argv<T>) {
 
 export async function main(args: string[]): Promise<void> {
   if (args[0] === "run") await tuneV8ForRun();
-  if (args[0] === "completion") args = completionArgs(args.slice(1));
+  if (args[0] === "completion" || args[0] === "__complete") {
+    const { completionCommand } = await import("./completion/command.js");
+    exitProcess(await completionCommand(args));
+  }
   // `yiem run … -- WORDS`: every word after `--` is a prompt word, never a flag (yargs drops them).
   const { options: optionArgs, rest: promptAfterDashes } = splitAtDashes(args);
   args = optionArgs;
@@ -132,6 +136,14 @@ export async function main(args: string[]): Promise<void> {
         .option("json", { type: "boolean", default: false, describe: "Print JSON instead of YAML" }),
     )
     .command(
+      "doctor",
+      "Probe the model server with small requests: what works, what to set in the spec",
+      (y) => withCommandHelp(withSpecKeyOptions(withCommonOptions(y)), "doctor")
+        .option("model", { alias: "m", type: "string", describe: "Model name, as for run" })
+        .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL, as for run" })
+        .option("json", { type: "boolean", default: false, describe: "Print {model, baseURL, toolCalling, checks, settings, exitCode} as JSON" }),
+    )
+    .command(
       "init",
       "Write a commented agent.config.yaml and a tools/ folder with an example tool",
       (y) => withCommandHelp(y, "init")
@@ -144,9 +156,9 @@ export async function main(args: string[]): Promise<void> {
         .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
       .demandCommand(1, "Name an mcp command: list."))
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
-    .completion("completion", "Print a shell completion script (bash, zsh)")
+    .command("completion [bash|zsh|fish]", "Print a shell completion script (bash, zsh, fish)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
-    .demandCommand(1, "Name a command: run, tools, mcp, sessions, config or init (see --help).")
+    .demandCommand(1, "Name a command: run, tools, mcp, sessions, config, doctor or init (see --help).")
     .strict()
     .recommendCommands()
     .version(packageVersion())
@@ -201,34 +213,6 @@ function skipHelpCache(cli: object): void {
   const internals = (cli as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.();
   const usage = internals?.getUsageInstance?.();
   if (usage && typeof usage.cacheHelpMessage === "function") usage.cacheHelpMessage = () => {};
-}
-
-/**
- * `yiem completion [bash|zsh]`, checked before yargs sees it (yargs prints its script for any
- * words and flags after `completion`, and reads the shell only from $SHELL): `--help` describes
- * the command, a named shell overrides $SHELL, anything else is a usage error (exit 2).
- * Returns the arguments for yargs.
- */
-function completionArgs(rest: string[]): string[] {
-  if (rest.some((a) => a === "--help" || a === "-h")) {
-    process.stdout.write(`${COMPLETION_HELP}\n`);
-    process.exit(EXIT.ok);
-  }
-  const flag = rest.find((a) => a.startsWith("-"));
-  const problem = flag !== undefined
-    ? `unknown flag ${flag.split("=")[0]} for yiem completion (it takes only a shell: bash or zsh)`
-    : rest.length > 1
-      ? `unexpected argument ${JSON.stringify(rest[1])} for yiem completion`
-      : rest.length === 1 && rest[0] !== "bash" && rest[0] !== "zsh"
-        ? `unknown shell ${JSON.stringify(rest[0])} for yiem completion (bash or zsh)`
-        : undefined;
-  if (problem) {
-    reportUsageError(problem);
-    process.exit(EXIT.usage);
-  }
-  // yargs picks the zsh script when $SHELL names zsh; the child `yiem` the script calls is unaffected.
-  if (rest.length === 1) process.env.SHELL = `/bin/${rest[0]}`;
-  return ["completion"];
 }
 
 /**

@@ -23,6 +23,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { mayBePlanted, plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { readRegularFileSync } from "../regular-file.js";
+import { packageRoot } from "../cache-dir.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
 
@@ -91,6 +92,16 @@ export function searchableFolder(stats: Pick<Stats, "uid" | "mode" | "isDirector
 }
 
 /**
+ * For a `-c` file that is not found: where the yiem package has an example spec of that name
+ * (its configs/), and how to copy them all; "" when it has none.
+ */
+function packageExampleHint(file: string): string {
+  const example = path.join(packageRoot(), "configs", path.basename(file));
+  if (!/\.ya?ml$/.test(file) || example === file || !existsSync(example)) return "";
+  return `; the yiem package has an example of that name: ${example} (yiem init --example copies the example specs into a folder)`;
+}
+
+/**
  * The text of the spec file `file`, refusing anything but a regular file without blocking on it
  * (opened non-blocking, checked with fstat). In a search (`missingOk`), a missing file or a folder
  * gives undefined; otherwise those are errors too.
@@ -114,7 +125,7 @@ function readSpecText(file: string, cwd: string, missingOk: boolean): string | u
     if (syscall !== "open") throw error;
     if (code === "ENOENT" || code === "ENOTDIR") {
       if (missingOk) return undefined;
-      throw fail("not found");
+      throw fail(`not found${packageExampleHint(file)}`);
     }
     if (code === "EISDIR") {
       if (missingOk) return undefined;

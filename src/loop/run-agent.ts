@@ -64,6 +64,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     tools: offeredTools().map((t) => t.name),
     toolExecution: mode,
     configPath: options.configPath ?? null,
+    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
     ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
   });
   for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });

@@ -3,6 +3,7 @@
  * Event names and fields are the public NDJSON contract (CONTRACT §5); change them only with
  * `schema/events.schema.json`.
  */
+import type { HttpExchange } from "../provider/http-trace.js";
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
 import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -122,6 +123,7 @@ export interface RunAgentOptions {
   attachWarnings?: (warn: (warning: { message: string; path?: string }) => void) => void;
   /** Extra agentStart fields. */
   configPath?: string | null;
+  baseURL?: string;
   yiemVersion?: string;
   /** MCP servers and their status, listed in agentStart when given. */
   mcpServers?: McpServerStatus[];
@@ -183,6 +185,8 @@ export type AgentEventBody =
       tools: string[];
       toolExecution: ToolExecutionMode;
       configPath: string | null;
+      /** The model server's base URL (no credentials, no query), when the model is one. */
+      baseURL?: string;
       mcpServers?: McpServerStatus[];
       /** The stored session of the run (added by the CLI, docs/sessions.md). */
       sessionId?: string;
@@ -219,6 +223,8 @@ export type AgentEventBody =
   | { type: "retry"; attempt: number; delayMs: number; status: number | null; message: string }
   | { type: "turnEnd"; turn: number; toolResults: number; usage: Usage }
   | { type: "warning"; message: string; path?: string; code?: WarningCode }
+  /** `--debug` / `YIEM_DEBUG=http`: one HTTP exchange with the model server (../provider/http-trace.ts). */
+  | ({ type: "debug"; kind: "http" } & HttpExchange)
   | {
       type: "mcpServerReady";
       server: string;

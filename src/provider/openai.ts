@@ -31,9 +31,10 @@ import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
 import { SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
 import { isRetryableStatus, repeatsItself, retryDelayMs } from "./retry.js";
 import { describeNonJson, errorText, jsonOrText, keepingErrorBodies, withHint } from "./server-errors.js";
-import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, shownBaseURL } from "./reasoning.js";
+import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, modelServerURL } from "./reasoning.js";
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
+import { tracingFetch, type HttpExchange } from "./http-trace.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
@@ -64,6 +65,8 @@ export interface OpenAIProviderOptions {
   /** Inactivity limit per attempt, ms (default 600000). */
   timeoutMs?: number;
   fetch?: typeof globalThis.fetch;
+  /** `--debug`: called with every HTTP exchange (see http-trace.ts). */
+  onHttp?: (exchange: HttpExchange) => void;
 }
 
 const DEFAULT_MAX_RETRIES = 2;
@@ -97,9 +100,13 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   };
   const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
   // The base URL the SDK will use: the option, else OPENAI_BASE_URL, else OpenAI's API.
-  const where = shownBaseURL(opts.baseURL || process.env.OPENAI_BASE_URL || "https://api.openai.com/v1");
+  const where = modelServerURL(opts.baseURL);
   const origin = reasoningOrigin(opts.model, where);
 
+  /** The retry number of the request being sent, for `onHttp`. */
+  let retryNumber = 0;
+  const onHttp = opts.onHttp;
+  const fetch = onHttp ? tracingFetch(opts.fetch, onHttp, () => retryNumber) : opts.fetch;
   let client: Promise<OpenAI> | undefined;
   const getClient = () =>
     (client ??= import("openai").then(
@@ -110,7 +117,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
           maxRetries: 0,
           timeout: timeoutMs + 1_000,
           defaultHeaders: JSON_HEADERS,
-          fetch: keepingErrorBodies(opts.fetch),
+          fetch: keepingErrorBodies(fetch),
         }),
     ));
 
@@ -128,6 +135,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     let previous: string | undefined;
     for (let attempt = 0; ; attempt++) {
       if (request.signal.aborted) throw abortedError(origin);
+      retryNumber = attempt;
       const emitted = { chars: 0 };
       try {
         return markReasoning(await runAttempt(sdk, body, request, timeoutMs, emitted), origin);

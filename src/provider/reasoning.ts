@@ -16,6 +16,11 @@ export function reasoningOrigin(model: string, baseURL: string): string {
 }
 
 /** A base URL as shown in messages and marks: protocol, host and path only (no credentials, no query). */
+/** The server a Chat Completions model talks to, as shown: `baseURL`, else OPENAI_BASE_URL, else OpenAI's API. */
+export function modelServerURL(baseURL: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return shownBaseURL(baseURL || env.OPENAI_BASE_URL || "https://api.openai.com/v1");
+}
+
 export function shownBaseURL(baseURL: string): string {
   try {
     const parsed = new URL(baseURL);

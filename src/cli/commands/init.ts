@@ -2,8 +2,13 @@
  * `yiem init [--dir D] [--example]`. Rules:
  * - plain: a commented agent.config.yaml and tools/countWords.ts, an example tool;
  * - `--example`: the offline demo, copied from this package: its agent.config.yaml, the example
- *   tools (tools/, with their helpers) and configs/demo.replay.jsonl, so that
+ *   tools (tools/, with their helpers), configs/demo.replay.jsonl and the example specs the
+ *   README uses (configs/*.yaml, with configs/generated-tools/ for scaffold.yaml), so that
  *   `yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"` runs in D;
+ * - what it writes and prints is right for where yiem is installed (./init-paths.ts): the
+ *   `$schema` line and the docs path point at this package's files (relative, under the
+ *   project's node_modules; else absolute), and the command to try is `npx --no-install yiem`
+ *   for a project install, `yiem` otherwise;
  * - never overwrites: when any file to write exists, or a folder it needs is a file, nothing is
  *   written (exit 2);
  * - `--dir` and its missing parents are made; a path that is not a folder, or cannot be made,
@@ -17,15 +22,16 @@ import { packageRoot } from "../../cache-dir.js";
 import { writeFileAtomic } from "../../tools/atomic-write.js";
 import { EXIT } from "../exit-codes.js";
 import { reportUsageError } from "../errors.js";
+import { installPaths, type InstallPaths } from "./init-paths.js";
 
-const SPEC = `# yiem agent spec. Every key is described in docs/spec.md of the yiem package.
-# yaml-language-server: $schema=node_modules/yiem/schema/agent.schema.json
+const spec = (where: InstallPaths) => `# yiem agent spec. Every key is described in ${where.file("docs/spec.md")}.
+# yaml-language-server: $schema=${where.file("schema/agent.schema.json")}
 
 name: my-agent
 systemPrompt: You are a concise assistant. Use the tools when they help.
 
 # Any OpenAI-compatible server. The key is read from the variable named by apiKeyEnv.
-# For an offline try-out: yiem run --model replay:FILE "…"
+# For an offline try-out: ${where.command} run --model replay:FILE "…"
 model:
   name: \${YIEM_MODEL:-gpt-4o-mini}
   baseURL: \${OPENAI_BASE_URL:-https://api.openai.com/v1}
@@ -70,8 +76,9 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     reportUsageError(folderProblem);
     return EXIT.usage;
   }
-  const files = argv.example ? await exampleFiles() : [
-    { path: "agent.config.yaml", text: SPEC },
+  const where = installPaths(dir);
+  const files = argv.example ? await exampleFiles(where) : [
+    { path: "agent.config.yaml", text: spec(where) },
     { path: join("tools", "countWords.ts"), text: EXAMPLE_TOOL },
   ];
   const targets = files.map((file) => ({ ...file, path: join(dir, file.path) }));
@@ -102,7 +109,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   }
   const { printText } = await import("../output.js");
   await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"));
-  if (argv.example) process.stderr.write(exampleHint(dir));
+  if (argv.example) process.stderr.write(exampleHint(dir, where));
   return EXIT.ok;
 }
 
@@ -136,18 +143,23 @@ async function makeFolder(given: string, dir: string): Promise<string | undefine
   return undefined;
 }
 
-/** The demo files of this package, as paths relative to the target folder. */
-async function exampleFiles(): Promise<Array<{ path: string; text: string }>> {
+const GENERATED_TOOLS_GITIGNORE = `# Tools written by writeTool under configs/scaffold.yaml. Review one before moving it to tools/.
+*
+!.gitignore
+`;
+
+/** The demo files of this package, as paths relative to the target folder, their references made right for `where`. */
+async function exampleFiles(where: InstallPaths): Promise<Array<{ path: string; text: string }>> {
   const root = packageRoot();
-  const spec = await readFile(join(root, "agent.config.yaml"), "utf8");
-  const files = [
-    // The schema line of the package's own spec points into the package; in a project it is under node_modules.
-    { path: "agent.config.yaml", text: spec.replace("$schema=./schema/", "$schema=node_modules/yiem/schema/") },
-    { path: join("configs", "demo.replay.jsonl"), text: await readFile(join(root, "configs", "demo.replay.jsonl"), "utf8") },
-  ];
-  for (const file of await filesUnder(join(root, "tools"))) {
-    files.push({ path: relative(root, file), text: await readFile(file, "utf8") });
-  }
+  const files: Array<{ path: string; text: string }> = [];
+  const add = async (path: string) => files.push({ path, text: where.adapt(path, await readFile(join(root, path), "utf8")) });
+  await add("agent.config.yaml");
+  await add(join("configs", "demo.replay.jsonl"));
+  for (const name of (await readdir(join(root, "configs"))).filter((n) => n.endsWith(".yaml")).sort()) await add(join("configs", name));
+  // scaffold.yaml loads and writes configs/generated-tools/: the folder must exist. (Its
+  // .gitignore is written here: npm does not install a package's .gitignore files.)
+  files.push({ path: join("configs", "generated-tools", ".gitignore"), text: GENERATED_TOOLS_GITIGNORE });
+  for (const file of await filesUnder(join(root, "tools"))) await add(relative(root, file));
   return files;
 }
 
@@ -164,9 +176,9 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 /** What to run next. */
-function exampleHint(dir: string): string {
+function exampleHint(dir: string, where: InstallPaths): string {
   const cd = relative(process.cwd(), dir);
-  return `yiem: try it offline: ${cd ? `cd ${JSON.stringify(cd)} && ` : ""}yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"
+  return `yiem: try it offline: ${cd ? `cd ${JSON.stringify(cd)} && ` : ""}${where.command} run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"
 `;
 }
 

@@ -29,6 +29,7 @@ import { secretValues } from "../../config/redact.js";
 import { RunStop } from "../../loop/abort.js";
 import type { AgentEvent, RunResult } from "../../loop/types.js";
 import type { Provider } from "../../provider/types.js";
+import { modelServerURL } from "../../provider/reasoning.js";
 import { createEventSink, defaultEventsMode, type EventsMode } from "../events/sink.js";
 import { createRunStream } from "../events/run-stream.js";
 import { toJsonSafe } from "../events/serialize.js";
@@ -159,6 +160,7 @@ async function run(ctx: RunContext): Promise<number> {
   const loadProblems = await findLoadProblems(spec, loaded);
   const strictError = strictLoadError(spec, loadProblems);
   if (strictError) throw strictError;
+  const debug = (await import("../http-debug.js")).httpDebug(argv);
   let provider: Provider = await createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
@@ -172,6 +174,7 @@ async function run(ctx: RunContext): Promise<number> {
     textToolCalls: spec.model.textToolCalls,
     maxRetries: spec.model.maxRetries,
     timeoutMs: spec.model.timeoutMs,
+    ...(debug.onHttp ? { onHttp: debug.onHttp } : {}),
   });
 
   if (argv["dry-run"]) {
@@ -207,6 +210,7 @@ async function run(ctx: RunContext): Promise<number> {
     signal,
     runId: ctx.runId,
     configPath: spec.configPath,
+    ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL) }),
     yiemVersion: packageVersion(),
     onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startedAt: ctx.startedAt,
@@ -218,13 +222,14 @@ async function run(ctx: RunContext): Promise<number> {
     attachWarnings: (warn) => {
       ctx.warn = (message) => warn({ message });
     },
-    ...(mcp ? {
-      mcpServers: mcp.servers,
-      onStart: (emit) => {
+    ...(mcp ? { mcpServers: mcp.servers } : {}),
+    onStart: (emit) => {
+      if (mcp) {
         for (const body of mcp.startEvents) emit(body);
         mcp.attach(emit);
-      },
-    } : {}),
+      }
+      debug.attach(emit);
+    },
   });
   // A run the deadline stopped has no answer to print: its watchdog stays armed until agentEnd.
   ctx.stopDeadline(result.stopReason === "timeout");

@@ -34,6 +34,8 @@ const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", 
 const TICK_MS = 100;
 const CLEAR_LINE = "\r\x1b[2K";
 const INDENT = "  ";
+/** A debug event shows this many characters of each body (the event itself has up to 4000). */
+const DEBUG_PRETTY_CHARS = 300;
 
 interface RunningTool {
   name: string;
@@ -129,7 +131,8 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
       case "agentStart": {
         const tools = event.tools.length === 0 ? "no tools" : plural(event.tools.length, "tool");
         const session = event.sessionId ? ` · session ${oneLine(event.sessionId)}` : "";
-        line(`${style.bold("yiem")} ${style.dim(`${oneLine(event.yiemVersion)} · model ${oneLine(event.model)} · ${tools} (${event.toolExecution})${session}`)}`);
+        const server = event.baseURL ? ` at ${oneLine(event.baseURL)}` : "";
+        line(`${style.bold("yiem")} ${style.dim(`${oneLine(event.yiemVersion)} · model ${oneLine(event.model)}${server} · ${tools} (${event.toolExecution})${session}`)}`);
         return;
       }
       case "turnStart":
@@ -175,6 +178,17 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
       case "retry": {
         const status = event.status === null ? "connection error" : `HTTP ${event.status}`;
         line(`${INDENT}${style.yellow(`↻ retry ${event.attempt} in ${formatDuration(event.delayMs)} (${status}):`)} ${block(event.message)}`);
+        return;
+      }
+      case "debug": {
+        endText();
+        const status = event.status === null ? style.red("no response") : event.status < 400 ? `${event.status}` : style.red(`${event.status}`);
+        const retry = event.retry > 0 ? ` · retry ${event.retry}` : "";
+        line(`${INDENT}${style.dim("⇄")} ${oneLine(event.method)} ${oneLine(event.url)} ${status} ${style.dim(`${formatDuration(event.headersMs)} to headers · ${formatDuration(event.durationMs)}${retry}`)}`);
+        if (event.error) line(`${INDENT}${INDENT}${style.red(block(event.error))}`);
+        for (const [label, body] of [["request", event.requestBody], ["response", event.responseBody]] as const) {
+          if (body !== "") line(`${INDENT}${INDENT}${style.dim(`${label}: ${truncate(oneLine(body), DEBUG_PRETTY_CHARS)}`)}`);
+        }
         return;
       }
       case "turnEnd":
