@@ -37,6 +37,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "yiem-structured-"));
   await writeFile(join(dir, "agent.config.yaml"), SPEC);
   await writeFile(join(dir, "schema.json"), JSON.stringify(SCHEMA));
+  await writeFile(join(dir, "zero.yaml"), `${SPEC}output: { schema: schema.json, retries: 0 }\n`);
   await mkdir(join(dir, "native"));
   await writeFile(join(dir, "native", "agent.config.yaml"), `${SPEC}builtinTools: []\noutput:\n  schema: ../schema.json\n  mode: native\n  retries: 1\n`);
   await writeFile(join(dir, "native", "with-tools.yaml"), `${SPEC}output:\n  schema: ../schema.json\n  mode: native\n`);
@@ -114,7 +115,6 @@ describe("--output-schema, tool mode (the default)", () => {
 
   it("text mode prints nothing on stdout when no answer validated", async () => {
     server = await startChatServer([reply.stream({ toolCalls: [finalCall({ label: "x", confidence: 0 })] })]);
-    await writeFile(join(dir, "zero.yaml"), `${SPEC}output: { schema: schema.json, retries: 0 }\n`);
     const r = await run(["-c", "zero.yaml", "Classify"]);
     expect(r.code, r.stderr).toBe(3);
     expect(r.stdout).toBe("");
@@ -163,6 +163,20 @@ describe("--output-schema, tool mode (the default)", () => {
     expect(r.stdout).toBe('["a","b"]\n');
     const tool = server.requests[0].tools.find((t: any) => t.function.name === "finalAnswer");
     expect(tool.function.parameters).toMatchObject({ type: "object", required: ["value"] });
+    server.assertClean();
+  });
+});
+
+describe("stored sessions", () => {
+  it("a run that ended outputInvalid is saved and can be resumed", async () => {
+    server = await startChatServer([reply.stream({ toolCalls: [finalCall({ label: "x", confidence: 0 })] }), reply.stream({ toolCalls: [finalCall({ label: "bug", confidence: 0.6 }, "call_h")] })]);
+    const store = join(dir, "store");
+    const env = { TEST_BASE_URL: server.url, TEST_API_KEY: "sk-structured", YIEM_SESSION_DIR: store };
+    const first = await runCli(["run", "-c", "zero.yaml", "--save", "--session-id", "triage-1", "Classify"], { cwd: dir, env });
+    expect(first.code, first.stderr).toBe(3);
+    const again = await runCli(["run", "-c", "zero.yaml", "--resume", "triage-1", "Try again"], { cwd: dir, env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe('{"label":"bug","confidence":0.6}\n');
     server.assertClean();
   });
 });
