@@ -215,7 +215,7 @@ describe("-- ends the options", () => {
   });
 });
 
-const RESULT_KEYS = ["durationMs", "error", "exitCode", "finishReason", "runId", "sessionId", "stopReason", "text", "toolCalls", "turns", "usage"];
+const RESULT_KEYS = ["costUsd", "durationMs", "error", "exitCode", "finishReason", "model", "runId", "sessionId", "stopReason", "structured", "text", "toolCalls", "turns", "usage"];
 
 /** stdout holds exactly one JSON object with every documented key; returns it. */
 function oneResult(r: CliResult): Record<string, unknown> {

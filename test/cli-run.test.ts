@@ -110,8 +110,8 @@ describe("yiem run", () => {
     const r = await runCli(["run", "--output", "json", "question"], { cwd: project(), env: env(server) });
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(["durationMs", "error", "exitCode", "finishReason", "runId", "sessionId", "stopReason", "text", "toolCalls", "turns", "usage"]);
-    expect(out).toMatchObject({ text: "forty-two", stopReason: "completed", finishReason: "stop", turns: 1, toolCalls: 0, usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 }, error: null, exitCode: 0 });
+    expect(Object.keys(out).sort()).toEqual(["costUsd", "durationMs", "error", "exitCode", "finishReason", "model", "runId", "sessionId", "stopReason", "structured", "text", "toolCalls", "turns", "usage"]);
+    expect(out).toMatchObject({ text: "forty-two", stopReason: "completed", finishReason: "stop", turns: 1, toolCalls: 0, usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 }, error: null, exitCode: 0, model: "test-model", costUsd: null, structured: null });
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
   });
 

@@ -51,7 +51,7 @@ describe("spec errors name the file, line and key", () => {
     const error = await failure(yaml("model: m", "colour: blue"));
     expect(error.message).toBe(
       'agent.config.yaml:2: unknown key "colour" in the spec (allowed: $schema, name, systemPrompt, systemPromptFile, ' +
-        "model, toolDirs, builtinTools, writeToolDir, toolExecution, tools, limits, strict, hooks, mcpServers, sessions)",
+        "model, toolDirs, builtinTools, writeToolDir, toolExecution, tools, limits, strict, hooks, mcpServers, output, attachments, sessions)",
     );
   });
 

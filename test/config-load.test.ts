@@ -73,7 +73,7 @@ describe("discovery", () => {
     expect(spec.toolExecution).toBe("sequential");
     expect(spec.tools).toEqual({ allow: ["*"], deny: [] });
     expect(spec.limits).toEqual({
-      maxTurns: 25, toolTimeoutMs: 120000, runTimeoutMs: 0, maxConcurrency: 8, maxTokens: 0, loopDetection: 5, maxToolCallsPerResponse: 128,
+      maxTurns: 25, toolTimeoutMs: 120000, runTimeoutMs: 0, maxConcurrency: 8, maxTokens: 0, maxCostUsd: 0, loopDetection: 5, maxToolCallsPerResponse: 128,
     });
     expect(spec.model).toMatchObject({ name: "m", apiKeyEnv: "OPENAI_API_KEY", stream: "auto", maxRetries: 2, timeoutMs: 600000 });
     expect(spec.systemPrompt).toBe("");
@@ -169,7 +169,7 @@ describe("paths", () => {
     expect(spec.strict).toBe(true);
     expect(spec.tools).toEqual({ allow: ["get*", "listTools"], deny: ["getSecret"] });
     expect(spec.limits).toEqual({
-      maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, loopDetection: 0, maxToolCallsPerResponse: 128,
+      maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, maxCostUsd: 0, loopDetection: 0, maxToolCallsPerResponse: 128,
     });
     // MCP servers: argv ./ paths and cwd against the spec's folder; toolTimeoutMs defaults to limits'.
     expect(spec.mcpServers).toEqual([

@@ -75,6 +75,14 @@ describe("pretty sink", () => {
     expect(text.endsWith("\n")).toBe(true);
   });
 
+  it("shows a priced run's cost in the summary, and no cost when unpriced", async () => {
+    const bodies = runBodies();
+    const end = bodies.pop()!;
+    const priced = await renderRun({ color: false }, [...bodies, { ...end, costUsd: 0.0085 } as AgentEventBody]);
+    expect(priced).toContain("4.2s · $0.0085");
+    expect(await renderRun({ color: false })).not.toContain("$");
+  });
+
   it("shows MCP servers: ready, failed with their stderr (terminal escapes removed), tools changed", async () => {
     const bodies: AgentEventBody[] = [
       { type: "mcpServerReady", server: "everything", transport: "stdio", protocolVersion: "2025-11-25", serverInfo: { name: "mcp-servers/everything", version: "2.0.0" }, tools: ["mcp__everything__echo", "mcp__everything__get-sum"], durationMs: 480 },

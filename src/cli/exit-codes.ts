@@ -30,6 +30,7 @@ export function exitCodeFor(stopReason: StopReason, signal?: NodeJS.Signals | nu
     case "budget":
     case "loopDetected":
     case "maxTokens":
+    case "outputInvalid":
       return EXIT.limit;
     case "aborted":
       return exitCodeForSignal(signal);

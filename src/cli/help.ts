@@ -19,7 +19,7 @@ const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
   ok: "The model answered, or a tool ended the run",
   failure: "Runtime failure: model server error after retries, replay file used up, internal error",
   usage: "Usage or spec error: unknown flag, bad value, no prompt, invalid spec, missing API key; under --strict a load problem",
-  limit: "A limit stopped the run: maxTurns, timeout, token budget, loop detected, an answer cut by maxTokens",
+  limit: "A limit stopped the run: maxTurns, timeout, token or cost budget, loop detected, an answer cut by maxTokens, no answer valid against --output-schema",
   sighup: "Interrupted by SIGHUP (the terminal went away)",
   sigint: "Interrupted by SIGINT (Ctrl-C)",
   sigquit: "Interrupted by SIGQUIT",

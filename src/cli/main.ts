@@ -79,6 +79,7 @@ function withSpecKeyOptions<T>(y: Argv<T>) {
     .option("temperature", { type: "number", describe: "model.temperature (0 to 2)" })
     .option("max-tokens", { type: "number", describe: "model.maxTokens: the most tokens of one answer" })
     .option("budget", { type: "number", describe: "limits.maxTokens: the run's token budget, all turns together" })
+    .option("budget-usd", { type: "number", describe: "limits.maxCostUsd: the run's cost budget in USD (needs model.pricing)" })
     .option("max-retries", { type: "number", describe: "model.maxRetries: retries of a failed model request" })
     .option("api-key-env", { type: "string", describe: "model.apiKeyEnv: the NAME of the variable holding the API key" })
     .option("set", { type: "string", describe: "Set any spec key: KEY.PATH=VALUE, the value read as YAML (repeatable)" });
@@ -106,6 +107,8 @@ export async function main(args: string[]): Promise<void> {
         .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
         .option("system", { type: "string", describe: "System prompt, TEXT or @FILE (replaces the spec's)" })
         .option("append-system", { type: "string", describe: "TEXT or @FILE added to the spec's system prompt, after a blank line" })
+        .option("attach", { alias: "a", type: "string", describe: "Add a file to the prompt: text as a fenced block, png/jpeg/gif/webp as an image; - reads stdin (repeatable)" })
+        .option("output-schema", { type: "string", describe: "The answer must be JSON valid against this JSON Schema (FILE, or the JSON itself); stdout prints the value" })
 
         .option("tool-execution", { type: "string", choices: ["sequential", "parallel"], describe: "How one turn's tool calls run" })
         .option("max-turns", { type: "number", describe: "Model turns at most" })
@@ -241,7 +244,7 @@ function takesValue(previous: string | undefined): boolean {
  * check reads it and quotes it in its error (`--temperature: … (got "hot")`), where yargs would
  * have made it NaN. The last of a repeated flag counts.
  */
-const RUN_NUMBER_FLAGS = ["max-turns", "temperature", "max-tokens", "budget", "max-retries"];
+const RUN_NUMBER_FLAGS = ["max-turns", "temperature", "max-tokens", "budget", "budget-usd", "max-retries"];
 
 function keepNumberText(argv: Record<string, unknown>, args: string[]): void {
   for (const flag of RUN_NUMBER_FLAGS) {

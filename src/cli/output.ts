@@ -5,6 +5,8 @@
  * - `run --output text`: the final assistant text followed by one newline; nothing at all when
  *   the text is empty (a run that ended without an answer: the exit code and the events say why).
  *   The text is printed whatever the stop reason, since `RunResult.text` is only set for an answer.
+ * - `run --output text` with an output schema: the answer's JSON value on one line (so `| jq`
+ *   reads it), or nothing at all when the run ended without a valid one.
  * - `run --output json`: exactly one JSON object on one line on every path, also when the run could
  *   not start (a usage or spec error) or was ended from outside the loop; every key is always
  *   present (ResultJson says when one is null), then a newline.
@@ -46,6 +48,15 @@ export interface ResultJson {
   exitCode: number;
   /** The stored session the run reads and saves (docs/sessions.md); null when it uses none. */
   sessionId: string | null;
+  /** The model the run asked (as agentStart names it); null when the run ended before one was set up. */
+  model: string | null;
+  /** The run's cost in USD (usage.costUsd); null when the spec sets no model.pricing. */
+  costUsd: number | null;
+  /**
+   * With an output schema: the final answer's JSON value, valid against it; null without a schema
+   * or when the run ended without a valid answer (stopReason `outputInvalid`: `text` holds the last invalid one).
+   */
+  structured: unknown;
 }
 
 export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(result.stopReason), sessionId: string | null = null): ResultJson {
@@ -60,11 +71,16 @@ export function resultToJson(result: RunResult, exitCode: number = exitCodeFor(r
       promptTokens: result.usage.promptTokens,
       completionTokens: result.usage.completionTokens,
       totalTokens: result.usage.totalTokens,
+      ...(result.usage.cachedPromptTokens !== undefined ? { cachedPromptTokens: result.usage.cachedPromptTokens } : {}),
+      ...(result.usage.costUsd !== undefined ? { costUsd: result.usage.costUsd } : {}),
     },
     durationMs: result.durationMs,
     error: result.error ?? null,
     exitCode,
     sessionId,
+    model: result.model ?? null,
+    costUsd: result.usage.costUsd ?? null,
+    structured: result.structured ?? null,
   };
 }
 
@@ -103,6 +119,8 @@ export function printResult(
   sessionId: string | null = null,
 ): Promise<void> {
   if (format === "json") return writeJsonLine(resultToJson(result, exitCode, sessionId), stream, undefined);
+  // With an output schema stdout is the JSON value alone, one line, or nothing when there is none.
+  if (result.structured !== undefined) return result.structured === null ? Promise.resolve() : writeJsonLine(result.structured, stream, undefined);
   if (result.text === "") return Promise.resolve();
   return writeOut(stream, `${forTerminal(result.text, stream)}\n`);
 }

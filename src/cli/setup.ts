@@ -24,6 +24,8 @@ export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides 
   if (typeof argv.strict === "boolean") overrides.strict = argv.strict;
   if (argv["mcp-config"] !== undefined) overrides.mcpConfigs = list(argv["mcp-config"]);
   if (argv["spec-mcp"] === false) overrides.noSpecMcp = true;
+  if (argv["output-schema"] !== undefined) overrides.outputSchema = String(list(argv["output-schema"])!.at(-1));
+  if (argv.attach !== undefined) overrides.attachments = list(argv.attach);
   const sets = setsFromArgv(argv, list);
   if (sets.length) overrides.sets = sets;
   return overrides;
@@ -34,6 +36,7 @@ export const SPEC_KEY_FLAGS = [
   ["temperature", "model.temperature"],
   ["max-tokens", "model.maxTokens"],
   ["budget", "limits.maxTokens"],
+  ["budget-usd", "limits.maxCostUsd"],
   ["max-retries", "model.maxRetries"],
   ["api-key-env", "model.apiKeyEnv"],
 ] as const;

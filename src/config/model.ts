@@ -163,6 +163,8 @@ export async function resolveModel(
     maxRetries: fromSpec("maxRetries", specModel?.maxRetries, DEFAULT_MODEL_SETTINGS.maxRetries as number),
     timeoutMs: fromSpec("timeoutMs", specModel?.timeoutMs === undefined ? undefined : timeoutMs, timeoutMs),
   };
+  sources["model.pricing"] = specModel?.pricing ? "spec" : "default";
+  if (specModel?.pricing) model.pricing = { ...specModel.pricing };
   // Non-enumerable: JSON.stringify, spreads and inspection never show the key.
   Object.defineProperty(model, "apiKey", { value: apiKey, enumerable: false, writable: false });
   return { model, sources };

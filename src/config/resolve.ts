@@ -33,6 +33,7 @@ import {
 } from "./types.js";
 import { formatKey } from "./validate.js";
 import { resolveMcpServers } from "./mcp.js";
+import { resolveAttachments, resolveOutput } from "./output.js";
 
 export interface ResolveInput {
   spec: AgentSpec;
@@ -118,8 +119,17 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
     const flag = await problems.check(() => limitFlag(key, overrides));
     const raw = spec.limits?.[key];
     const fromSpec = raw === undefined ? undefined : typeof raw === "number" ? raw : parseDuration(raw);
-    limits[key] = pick(`limits.${key}`, flag, fromSpec === undefined ? undefined : Math.round(fromSpec), DEFAULT_LIMITS[key]);
+    // Counts are whole numbers; a cost in USD keeps its cents.
+    limits[key] = pick(`limits.${key}`, flag, fromSpec === undefined ? undefined : key === "maxCostUsd" ? fromSpec : Math.round(fromSpec), DEFAULT_LIMITS[key]);
   }
+  if (limits.maxCostUsd > 0 && !model.pricing) {
+    problems.add(specError("a cost budget needs model.pricing (USD per million tokens: inputPerMTok, outputPerMTok): yiem has no price table", ["limits", "maxCostUsd"]));
+  }
+  const resultCtx = { spec, overrides, cwd, baseDir, specError, problems };
+  const output = await resolveOutput(resultCtx);
+  sources.output = output ? (output.from === "--output-schema" ? "flag" : "spec") : "default";
+  const attachments = await resolveAttachments(resultCtx);
+  sources.attachments = overrides.attachments?.length ? "flag" : spec.attachments?.length ? "spec" : "default";
 
   const hooks: ResolvedSpec["hooks"] = {};
   for (const key of ["beforeToolCall", "afterToolCall"] as const) {
@@ -159,6 +169,8 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
       ValueSource
     >,
     mcpServers,
+    output,
+    attachments,
   };
 }
 

@@ -3,6 +3,9 @@
  * resolved form every command works from (`ResolvedSpec`). Rules live in docs/spec.md.
  */
 import type { Limits, ToolExecutionMode } from "../loop/types.js";
+import type { Pricing } from "../loop/cost.js";
+import type { OutputContract, OutputMode } from "../loop/structured-output.js";
+import type { JsonSchema } from "../tools/types.js";
 
 export type BuiltinToolName = "listTools" | "writeTool";
 
@@ -29,6 +32,18 @@ export interface ModelSpec {
   textToolCalls?: boolean;
   maxRetries?: number;
   timeoutMs?: DurationInput;
+  /** USD per million tokens (no built-in prices); every usage gets `costUsd` (docs/spec.md, "Cost"). */
+  pricing?: Pricing;
+}
+
+/** The spec's `output`: the final answer as JSON valid against `schema` (docs/spec.md, "Structured output"). */
+export interface OutputSpec {
+  /** A JSON Schema object, or a file holding one (relative to the spec's folder). */
+  schema: JsonSchema | string;
+  /** `tool` (default): a final-answer tool; `native`: `response_format: json_schema`. */
+  mode?: OutputMode;
+  /** Invalid answers sent back before the run ends `outputInvalid` (default 2). */
+  retries?: number;
 }
 
 /** The spec as written in agent.config.yaml (after `${VAR}` interpolation). */
@@ -49,9 +64,14 @@ export interface AgentSpec {
     runTimeoutMs?: DurationInput;
     maxConcurrency?: number;
     maxTokens?: number;
+    /** Cost budget in USD (needs model.pricing); 0 = none. */
+    maxCostUsd?: number;
     loopDetection?: number;
     maxToolCallsPerResponse?: number;
   };
+  output?: OutputSpec;
+  /** Files added to the first user message (text as fenced blocks, images as image parts), relative to the spec's folder. */
+  attachments?: string[];
   hooks?: { beforeToolCall?: HookSpec; afterToolCall?: HookSpec };
   /** Strict loading (`yiem run --strict`): a tool, hook or tool glob problem ends the run, exit 2. */
   strict?: boolean;
@@ -120,6 +140,10 @@ export interface SpecOverrides {
   mcpConfigs?: string[];
   /** `--no-spec-mcp`: ignore the spec's own `mcpServers`. */
   noSpecMcp?: boolean;
+  /** `--output-schema FILE|JSON`: replaces `output.schema` (JSON when it starts with `{`, else a file relative to cwd). */
+  outputSchema?: string;
+  /** `-a/--attach PATH` (repeatable, relative to cwd; `-` is stdin): added after the spec's attachments. */
+  attachments?: string[];
 }
 
 export interface LoadSpecOptions {
@@ -159,6 +183,12 @@ export interface ResolvedModel {
   textToolCalls: boolean;
   maxRetries: number;
   timeoutMs: number;
+  pricing?: Pricing;
+}
+
+/** The resolved `output`: the schema read and checked, defaults applied; `from` names where the schema came from, for messages. */
+export interface ResolvedOutput extends Required<OutputContract> {
+  from: string;
 }
 
 /** A resolved hook: an absolute module path, or a command argv with ./ paths made absolute. */
@@ -182,6 +212,7 @@ export const SOURCE_KEYS = [
   "model.textToolCalls",
   "model.maxRetries",
   "model.timeoutMs",
+  "model.pricing",
   "toolDirs",
   "builtinTools",
   "writeToolDir",
@@ -193,12 +224,15 @@ export const SOURCE_KEYS = [
   "limits.runTimeoutMs",
   "limits.maxConcurrency",
   "limits.maxTokens",
+  "limits.maxCostUsd",
   "limits.loopDetection",
   "limits.maxToolCallsPerResponse",
   "hooks.beforeToolCall",
   "hooks.afterToolCall",
   "strict",
   "sessions.save",
+  "output",
+  "attachments",
 ] as const;
 
 export type SourceKey = (typeof SOURCE_KEYS)[number];
@@ -229,6 +263,16 @@ export interface ResolvedSpec {
   sources: Record<SourceKey, ValueSource>;
   /** MCP servers, spec first then each `--mcp-config` file; [] when none (see config/mcp.ts). */
   mcpServers: ResolvedMcpServer[];
+  /** The final answer's schema; null when none is set. */
+  output: ResolvedOutput | null;
+  /** The spec's, then `--attach`'s; each checked to be a regular file within the size caps (cli/attachments.ts reads them). */
+  attachments: ResolvedAttachment[];
+}
+
+/** An attachment to read: an absolute path, or `-` for stdin; `name` as written (the block's title). */
+export interface ResolvedAttachment {
+  path: string;
+  name: string;
 }
 
 /** An MCP server ready to connect. Rules: docs/mcp.md. */

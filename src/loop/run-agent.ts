@@ -2,8 +2,9 @@
  * The agent loop: messages → provider → tool calls → prepare/execute/finalize → tool results
  * (in call order) → next turn. It ends when the model answers without tool calls (`completed`),
  * after a batch in which a result set `terminate` (`terminated`), on a limit (`maxTurns`,
- * `timeout`, `budget`, `loopDetected`, or `maxTokens`: an answer cut by the model's token limit,
- * whose text is still the run's text), on abort (`aborted`) or on a model failure (`error`).
+ * `timeout`, `budget` (tokens or cost, ./cost.ts), `loopDetected`, or `maxTokens`: an answer cut by
+ * the model's token limit, whose text is still the run's text), with an output schema on an answer
+ * that never validated (`outputInvalid`, ./structured-output.ts), on abort (`aborted`) or on a model failure (`error`).
  * Rules: `agentStart` comes first and `agentEnd` exactly once, last; every tool call id gets
  * exactly one result message; runAgent never throws.
  */
@@ -20,14 +21,18 @@ import { previewArguments } from "../tools/arguments.js";
 import { defaultToolRegistry } from "../tools/registry.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
 import { addUsage, zeroUsage } from "./usage.js";
+import { costBudgetExceeded, pricedUsage, withCosts } from "./cost.js";
+import { createStructuredOutput } from "./structured-output.js";
 
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const runId = options.runId ?? randomUUID();
-  const emit = createEmitter(runId, options.onEvent);
+  const emit = createEmitter(runId, withCosts(options.onEvent, options.pricing));
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const mode = options.toolExecution ?? "sequential";
-  const isToolAllowed = options.isToolAllowed ?? (() => true);
-  const registry = options.registry ?? defaultToolRegistry;
+  // With an output schema: the final-answer tool joins this run's registry (./structured-output.ts).
+  const output = options.output ? createStructuredOutput(options.output, options.registry ?? defaultToolRegistry, options.isToolAllowed ?? (() => true)) : undefined;
+  const isToolAllowed = output?.isToolAllowed ?? options.isToolAllowed ?? (() => true);
+  const registry = output?.registry ?? options.registry ?? defaultToolRegistry;
   const hooks = options.hooks ?? {};
   const started = options.startedAt ?? performance.now();
   const messages: ChatMessage[] = [...options.messages];
@@ -52,8 +57,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const signal = controller.signal;
   // An abort with a RunStop reason (abort.ts) ends the run the way the reason says.
   const interruptedReason = (): StopReason => (timedOut ? "timeout" : runStopOf(signal.reason)?.stopReason ?? "aborted");
-  const budgetSpent = () => limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens;
-  const budgetError = () => `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
+  const overCost = () => costBudgetExceeded(usage, options.pricing, limits.maxCostUsd);
+  const budgetSpent = () => (limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) || overCost() !== null;
+  const budgetError = () => overCost() ?? `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
 
   const offeredTools = () => registry.list().filter((t) => isToolAllowed(t.name));
   emit({
@@ -106,6 +112,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         const pending = options.provider.complete({
           messages,
           tools,
+          ...(output?.responseFormat ? { responseFormat: output.responseFormat } : {}),
           signal,
           onTextDelta: (delta) => emit({ type: "messageUpdate", turn, delta }),
           onRetry: (info) => emit({ type: "retry", ...info }),
@@ -117,7 +124,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         if (signal.aborted) stopReason = interruptedReason();
         else {
           stopReason = "error";
-          error = messageOf(err);
+          error = output ? output.describeModelError(err) : messageOf(err);
         }
         emit({ type: "turnEnd", turn, toolResults: 0, usage: zeroUsage() });
         break;
@@ -149,7 +156,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
 
       // A final answer is delivered even when it spent the budget; only further work is refused.
       if (calls.length > 0 && budgetSpent()) {
-        finished = rejectAll(calls, "Not executed: the run's token budget is spent.", batch);
+        finished = rejectAll(calls, `Not executed: the run's ${overCost() ? "cost" : "token"} budget is spent.`, batch);
         stopAfterBatch = "budget";
         error = budgetError();
       } else if (calls.length > 0 && response.finishReason === "length") {
@@ -185,6 +192,12 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       }
       emit({ type: "turnEnd", turn, toolResults: finished.length, usage: turnUsage });
 
+      const outputVerdict = output?.afterBatch(finished);
+      if (outputVerdict?.kind === "fail" && !stopAfterBatch) {
+        stopAfterBatch = "outputInvalid";
+        error = outputVerdict.error;
+        text = output!.lastInvalid;
+      }
       if (stopAfterBatch) {
         stopReason = stopAfterBatch;
         break;
@@ -196,7 +209,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       const terminating = finished.filter((f) => f.result.terminate);
       if (terminating.length > 0) {
         stopReason = "terminated";
-        text = terminating.map((f) => resultText(f.result.content)).join("\n");
+        text = output?.value !== undefined ? JSON.stringify(output.value) : terminating.map((f) => resultText(f.result.content)).join("\n");
         break;
       }
       if (calls.length === 0) {
@@ -204,6 +217,19 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         if (response.finishReason === "length") {
           stopReason = "maxTokens";
           error = "the answer was cut by the model's token limit (finish_reason length): raise model.maxTokens, or ask for a shorter answer";
+        } else if (output) {
+          // With an output schema the answer must validate (./structured-output.ts).
+          const verdict = await output.onAnswer(assistant.content);
+          if (verdict.kind === "retry") {
+            messages.push(verdict.message);
+            continue;
+          }
+          stopReason = verdict.kind === "accept" ? "completed" : "outputInvalid";
+          if (verdict.kind === "accept") text = JSON.stringify(verdict.value);
+          else {
+            error = verdict.error;
+            text = output.lastInvalid;
+          }
         } else stopReason = "completed";
         break;
       }
@@ -223,6 +249,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   }
   const durationMs = Math.round(performance.now() - started);
   warningsOpen = false;
+  const structured = output ? { structured: output.value ?? null } : {};
   emit({
     type: "agentEnd",
     stopReason,
@@ -231,8 +258,11 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     usage: { ...usage },
     durationMs,
     ...(error !== undefined ? { error } : {}),
+    model: options.provider.model,
+    finishReason,
+    ...structured,
   });
-  return { runId, text, stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}) };
+  return { runId, model: options.provider.model, text, stopReason, turns, toolCalls: toolCallCount, usage: pricedUsage({ ...usage }, options.pricing), durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}), ...structured };
 }
 
 function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit: Emit }): FinishedCall[] {

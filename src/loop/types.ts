@@ -7,6 +7,8 @@ import type { HttpExchange } from "../provider/http-trace.js";
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
 import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { Pricing } from "./cost.js";
+import type { OutputContract } from "./structured-output.js";
 
 export type ToolExecutionMode = "sequential" | "parallel";
 
@@ -19,6 +21,8 @@ export type StopReason =
   | "loopDetected"
   /** The final answer was cut by the model's token limit (`finish_reason: length`); its text is still the run's text. */
   | "maxTokens"
+  /** A final answer was asked for against a schema and none validated after the retries (./structured-output.ts). */
+  | "outputInvalid"
   | "aborted"
   | "error";
 
@@ -33,6 +37,8 @@ export interface Limits {
   maxConcurrency: number;
   /** Cumulative totalTokens budget, checked after each model response; 0 = none. */
   maxTokens: number;
+  /** Cost budget in USD, checked like maxTokens; 0 = none; needs `pricing` (./cost.ts). */
+  maxCostUsd: number;
   /**
    * A call (same tool, same arguments) made in this many turns in a row stops the run; repeats
    * within one response do not count; 0 = off (default 5).
@@ -51,6 +57,7 @@ export const DEFAULT_LIMITS: Limits = {
   runTimeoutMs: 0,
   maxConcurrency: 8,
   maxTokens: 0,
+  maxCostUsd: 0,
   loopDetection: 5,
   maxToolCallsPerResponse: 128,
 };
@@ -132,6 +139,10 @@ export interface RunAgentOptions {
    * outside the loop (MCP servers: ready, errors, tool list changes) join the run's sequence.
    */
   onStart?: (emit: (body: AgentEventBody) => void) => void;
+  /** USD per million tokens: every usage object in events and the result gets `costUsd` (./cost.ts). */
+  pricing?: Pricing;
+  /** The final answer as a JSON value valid against a schema (./structured-output.ts). */
+  output?: OutputContract;
 }
 
 /** An MCP server as agentStart lists it. */
@@ -146,6 +157,8 @@ export interface McpServerStatus {
 
 export interface RunResult {
   runId: string;
+  /** The provider's model name, as agentStart reports it; absent for a run that ended before the loop. */
+  model?: string;
   /** The final assistant text ("" when the run ended otherwise). */
   text: string;
   stopReason: StopReason;
@@ -158,6 +171,11 @@ export interface RunResult {
   /** The whole conversation, including the initial messages. */
   messages: ChatMessage[];
   error?: string;
+  /**
+   * With `output`: the final answer's value (valid against the schema), or null when the run
+   * ended without one (then `text` holds the last invalid answer, if any). Absent without `output`.
+   */
+  structured?: unknown;
 }
 
 // ---- events ----
@@ -256,6 +274,14 @@ export type AgentEventBody =
       error?: string;
       /** As in agentStart. */
       sessionId?: string;
+      /** As in agentStart. */
+      model?: string;
+      /** The last model response's `finish_reason`; null when the run got none. */
+      finishReason?: FinishReason | null;
+      /** The run's cost in USD, when the spec prices the model (usage.costUsd). */
+      costUsd?: number;
+      /** With an output schema: the valid final value, or null when there is none. */
+      structured?: unknown;
     };
 
 /**

@@ -126,7 +126,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   const keySource = opts.apiKey ? (opts.apiKeyEnv ? `$${opts.apiKeyEnv}` : "the apiKey option") : apiKey ? "$OPENAI_API_KEY" : undefined;
   async function complete(request: ModelRequest): Promise<ModelResponse> {
     let messages = reasoningFor(request.messages, resend.sendReasoning ? origin : "");
-    const bodyOf = (): RequestBody => ({ json: serializeRequestBytes(settings, messages, request.tools), stream: settings.stream });
+    const bodyOf = (): RequestBody => ({ json: serializeRequestBytes(settings, messages, request.tools, request.responseFormat), stream: settings.stream });
     let body = bodyOf();
     const sdk = await getClient();
     /** Attempts that do not count against maxRetries (resends without a refused setting). */
@@ -180,7 +180,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   return {
     model: opts.model,
     complete,
-    describeRequest: (request) => buildRequestBody(settings, reasoningFor(request.messages, origin), request.tools),
+    describeRequest: (request) => buildRequestBody(settings, reasoningFor(request.messages, origin), request.tools, request.responseFormat),
   };
 }
 

@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Usage } from "../tools/types.js";
-import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolSpec } from "./types.js";
+import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ResponseFormat, ToolSpec } from "./types.js";
 import { ModelError } from "./types.js";
 import { argumentsText } from "./wire.js";
 
@@ -30,6 +30,8 @@ export type ScriptStep = ScriptedTurn | ((request: ModelRequest) => ScriptedTurn
 export interface RecordedRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** When the request asked for one (structured output, native mode). */
+  responseFormat?: ResponseFormat;
 }
 
 export type ScriptedProvider = Provider & {
@@ -49,7 +51,11 @@ export function createScriptedProvider(turns: ScriptStep[], options: { model?: s
     },
     async complete(request: ModelRequest): Promise<ModelResponse> {
       const index = requests.length;
-      requests.push({ messages: structuredClone(request.messages), tools: structuredClone(request.tools) });
+      requests.push({
+        messages: structuredClone(request.messages),
+        tools: structuredClone(request.tools),
+        ...(request.responseFormat ? { responseFormat: structuredClone(request.responseFormat) } : {}),
+      });
       if (index >= turns.length) {
         throw new ModelError(`scripted provider has ${turns.length} turns; the run asked for turn ${index + 1}`);
       }

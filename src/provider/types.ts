@@ -2,7 +2,7 @@
  * The model provider contract: one small interface over Chat Completions, replay files and
  * scripted test models. Messages here are yiem's own shape; providers translate to the wire.
  */
-import type { ContentPart, JsonSchema, Usage } from "../tools/types.js";
+import type { ContentPart, ImageContent, JsonSchema, Usage } from "../tools/types.js";
 
 /**
  * One tool call as the model emitted it. `arguments` is the raw string, never parsed here.
@@ -22,6 +22,8 @@ export interface SystemMessage {
 export interface UserMessage {
   role: "user";
   content: string;
+  /** Images sent with the text (attachments, cli/attachments.ts), in order, after it. */
+  images?: ImageContent[];
 }
 
 export interface AssistantMessage {
@@ -83,9 +85,18 @@ export interface RetryInfo {
   message: string;
 }
 
+/** `response_format: {type: "json_schema", json_schema: {name, schema, strict}}` (structured output, native mode). */
+export interface ResponseFormat {
+  name: string;
+  schema: JsonSchema;
+  strict: boolean;
+}
+
 export interface ModelRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** Asks the server for an answer valid against a JSON Schema; providers without a server ignore it. */
+  responseFormat?: ResponseFormat;
   signal: AbortSignal;
   /** Called with each streamed piece of assistant text, as it arrives. */
   onTextDelta?: (delta: string) => void;

@@ -69,14 +69,18 @@ export function wireUsageOf(body: Loose): unknown {
   return groq.usage !== undefined && groq.usage !== null ? groq.usage : undefined;
 }
 
-/** Usage from the wire (`prompt_tokens` …); missing numbers count as 0 and total defaults to the sum. */
+/** Usage from the wire (`prompt_tokens` …); missing numbers count as 0 and total defaults to the sum; cached prompt tokens when reported. */
 export function parseUsage(raw: unknown): Usage {
   const usage = asObject(raw);
   const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
   const promptTokens = count(usage.prompt_tokens);
   const completionTokens = count(usage.completion_tokens);
   const total = count(usage.total_tokens);
-  return { promptTokens, completionTokens, totalTokens: total > 0 ? total : promptTokens + completionTokens };
+  const parsed: Usage = { promptTokens, completionTokens, totalTokens: total > 0 ? total : promptTokens + completionTokens };
+  // OpenAI's `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`.
+  const cached = count(asObject(usage.prompt_tokens_details).cached_tokens) || count(usage.prompt_cache_hit_tokens);
+  if (cached > 0) parsed.cachedPromptTokens = Math.min(cached, promptTokens);
+  return parsed;
 }
 
 export function zeroUsage(): Usage {

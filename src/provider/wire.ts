@@ -3,6 +3,8 @@
  * Rules:
  * - Tools go out as `{type: "function", function: {name, description, parameters}}`; no `tools`
  *   key at all when there are none (some servers reject an empty list).
+ * - A user message with images (attachments) sends its content as parts: the text, then one
+ *   `image_url` data URL per image.
  * - A tool message carries text only: image parts become a text placeholder there, and the images
  *   follow in one user message (`image_url` data URLs) after the run of tool messages they belong to.
  * - An assistant message with tool calls and no text sends `content: null`.
@@ -14,6 +16,8 @@
  *   result and in the events.
  * - The token limit goes out as `max_tokens` (widely accepted), or as `max_completion_tokens` when
  *   `maxTokensField` says so (OpenAI's reasoning models refuse `max_tokens`; Mistral the other).
+ * - A request with a `responseFormat` (structured output, native mode) carries
+ *   `response_format: {type: "json_schema", json_schema: {name, schema, strict}}`.
  * - A streamed request asks for usage (`stream_options.include_usage`) unless `streamUsage` is false.
  * - A tool message carries the tool's `name` (Gemini requires it; others accept it).
  * - An assistant message carries back the reasoning fields the server sent with it, and only those
@@ -26,7 +30,7 @@
  */
 import type { ContentPart, ImageContent } from "../tools/types.js";
 import { isPlainObject, parseToolArguments } from "../tools/arguments.js";
-import { REASONING_FIELDS, type AssistantMessage, type ChatMessage, type ReasoningFields, type ToolResultMessage, type ToolSpec } from "./types.js";
+import { REASONING_FIELDS, type AssistantMessage, type ChatMessage, type ReasoningFields, type ResponseFormat, type ToolResultMessage, type ToolSpec } from "./types.js";
 
 export type MaxTokensField = "max_tokens" | "max_completion_tokens";
 
@@ -72,12 +76,16 @@ export interface WireRequestBody {
   max_completion_tokens?: number;
   stream?: true;
   stream_options?: { include_usage: true };
+  response_format?: { type: "json_schema"; json_schema: { name: string; schema: Record<string, unknown>; strict: boolean } };
 }
 
 /** The exact JSON body sent to `POST /chat/completions`. */
-export function buildRequestBody(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[]): WireRequestBody {
+export function buildRequestBody(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[], responseFormat?: ResponseFormat): WireRequestBody {
   const body: WireRequestBody = { model: settings.model, messages: toWireMessages(messages) };
   if (tools.length > 0) body.tools = tools.map(toWireTool);
+  if (responseFormat) {
+    body.response_format = { type: "json_schema", json_schema: { name: responseFormat.name, schema: responseFormat.schema, strict: responseFormat.strict } };
+  }
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   if (settings.maxTokens !== undefined && settings.maxTokens > 0) body[settings.maxTokensField ?? "max_tokens"] = settings.maxTokens;
   if (settings.stream) {
@@ -117,8 +125,8 @@ export function toWireMessages(messages: ChatMessage[]): WireMessage[] {
  * The request body as the JSON text sent on the wire: `JSON.stringify(buildRequestBody(…))`.
  * See `serializeRequestBytes`.
  */
-export function serializeRequestBody(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[]): string {
-  return serializeRequestBytes(settings, messages, tools).toString("utf8");
+export function serializeRequestBody(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[], responseFormat?: ResponseFormat): string {
+  return serializeRequestBytes(settings, messages, tools, responseFormat).toString("utf8");
 }
 
 /**
@@ -128,7 +136,7 @@ export function serializeRequestBody(settings: BodySettings, messages: ChatMessa
  * earlier messages (reference and field comparisons only) and appends just the new ones. Bytes,
  * not a string: a growing string would be copied whole (flattened, then encoded) per request.
  */
-export function serializeRequestBytes(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[]): Buffer {
+export function serializeRequestBytes(settings: BodySettings, messages: ChatMessage[], tools: ToolSpec[], responseFormat?: ResponseFormat): Buffer {
   let prefix = joinedPrefixes.get(messages);
   if (!prefix || !prefixStillValid(prefix, messages)) {
     prefix = { messages: [], entries: [], bytes: EMPTY_BYTES, length: 0 };
@@ -161,7 +169,7 @@ export function serializeRequestBytes(settings: BodySettings, messages: ChatMess
   if (pendingImages.length > 0) rest.push(JSON.stringify({ role: "user", content: pendingImages }));
   // Every key but `messages`, in buildRequestBody's order; `model` is the only key before it, and a
   // JSON string cannot contain an unescaped quote, so the first `"messages":[]` is the key itself.
-  const head = JSON.stringify(buildRequestBody(settings, [], tools));
+  const head = JSON.stringify(buildRequestBody(settings, [], tools, responseFormat));
   const at = head.indexOf(EMPTY_MESSAGES) + EMPTY_MESSAGES.length - 1;
   const before = head.slice(0, at);
   const after = head.slice(at);
@@ -239,15 +247,16 @@ function convertMessage(message: ChatMessage): ConvertedMessage | null {
 }
 
 /**
- * Every field the wire form depends on, in a fixed order: role, then system/user `content`;
+ * Every field the wire form depends on, in a fixed order: role, then system/user `content` (and a user message's `images`, by identity);
  * assistant `content`, `reasoning` (by identity) and `id, name, arguments` of each call; tool `toolCallId`, `toolName` and
  * `type` plus `text` or `mimeType, data` of each part. `fieldsMatch` reads the same order.
  */
 function fieldsOf(message: ChatMessage): unknown[] {
   switch (message.role) {
     case "system":
-    case "user":
       return [message.role, message.content];
+    case "user":
+      return message.images?.length ? [message.role, message.content, message.images] : [message.role, message.content];
     case "assistant":
       return [message.role, message.content, message.reasoning, ...message.toolCalls.flatMap((c) => [c.id, c.name, c.arguments])];
     case "tool":
@@ -261,8 +270,9 @@ function fieldsMatch(message: ChatMessage, fields: unknown[]): boolean {
   if (message.role !== fields[0]) return false;
   switch (message.role) {
     case "system":
-    case "user":
       return fields.length === 2 && message.content === fields[1];
+    case "user":
+      return message.content === fields[1] && (message.images?.length ? fields.length === 3 && message.images === fields[2] : fields.length === 2);
     case "assistant": {
       const calls = message.toolCalls;
       if (message.content !== fields[1] || message.reasoning !== fields[2] || fields.length !== 3 + 3 * calls.length) return false;
@@ -296,7 +306,11 @@ function convertUncached(message: ChatMessage): { wire: WireMessage; images: Wir
     case "system":
       return { wire: { role: "system", content: message.content }, images: [] };
     case "user":
-      return { wire: { role: "user", content: message.content }, images: [] };
+      if (!message.images?.length) return { wire: { role: "user", content: message.content }, images: [] };
+      return {
+        wire: { role: "user", content: [{ type: "text", text: message.content }, ...message.images.map((image) => ({ type: "image_url" as const, image_url: { url: imageDataUrl(image) } }))] },
+        images: [],
+      };
     case "assistant":
       return { wire: toWireAssistant(message), images: [] };
     case "tool": {

@@ -64,7 +64,7 @@ export interface SessionHeader {
   folder: string;
 }
 
-const STOP_REASONS = new Set(["completed", "terminated", "maxTurns", "timeout", "budget", "loopDetected", "aborted", "error"]);
+const STOP_REASONS = new Set(["completed", "terminated", "maxTurns", "timeout", "budget", "loopDetected", "maxTokens", "outputInvalid", "aborted", "error"]);
 const TOP_KEYS = ["format", "version", "id", "revision", "createdAt", "updatedAt", "spec", "folder", "forkedFrom", "runs"];
 const RUN_KEYS = ["runId", "savedAt", "model", "baseURL", "spec", "folder", "stopReason", "turns", "messages"];
 

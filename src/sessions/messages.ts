@@ -5,7 +5,7 @@
  * - `messages` is a list of objects whose `role` is `user`, `assistant` or `tool`; a `system`
  *   message is refused unless `allowSystem` (the store never keeps one: each run sends the
  *   current spec's system prompt).
- * - user: `content` a string. assistant: `content` a string, `toolCalls` a list of
+ * - user: `content` a string, optional `images` (attachments) a list of image parts. assistant: `content` a string, `toolCalls` a list of
  *   `{id, name, arguments}` strings, optional `reasoning` (an object) and `toolCallBlock`.
  *   tool: `toolCallId`, `toolName` strings, `content` a list of text or image parts, `isError`
  *   a boolean.
@@ -19,7 +19,7 @@ export type StoredMessagesCheck = { ok: true; messages: ChatMessage[] } | { ok: 
 
 const KEYS: Record<string, readonly string[]> = {
   system: ["role", "content"],
-  user: ["role", "content"],
+  user: ["role", "content", "images"],
   assistant: ["role", "content", "toolCalls", "toolCallBlock", "reasoning"],
   tool: ["role", "toolCallId", "toolName", "content", "isError"],
 };
@@ -47,7 +47,11 @@ function messageProblem(value: unknown, open: Set<string>, allowSystem: boolean)
   switch (role) {
     case "system":
     case "user":
-      return typeof value.content === "string" ? undefined : `a ${role} message's "content" must be a string`;
+      if (typeof value.content !== "string") return `a ${role} message's "content" must be a string`;
+      if (value.images !== undefined && (!Array.isArray(value.images) || !value.images.every((p) => isContentPart(p) && (p as { type: string }).type === "image"))) {
+        return 'a user message\'s "images" must be a list of {type: "image", data, mimeType} parts';
+      }
+      return undefined;
     case "assistant": {
       if (typeof value.content !== "string") return 'an assistant message\'s "content" must be a string';
       if (!Array.isArray(value.toolCalls)) return 'an assistant message\'s "toolCalls" must be a list';

@@ -20,11 +20,15 @@ export interface ImageContent {
 
 export type ContentPart = TextContent | ImageContent;
 
-/** Token counts; every field is a non-negative integer. */
+/** Token counts; every count is a non-negative integer. */
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Prompt tokens the server served from its cache (part of promptTokens); only when it reported some. */
+  cachedPromptTokens?: number;
+  /** What these tokens cost in USD; only when the spec sets `model.pricing` (loop/cost.ts). */
+  costUsd?: number;
 }
 
 /** What `execute` resolves to. */

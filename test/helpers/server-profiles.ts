@@ -229,6 +229,19 @@ export const profiles = {
     profile("llama.cpp-no-stream-tools", (body) =>
       body.stream === true && Array.isArray(body.tools) && body.tools.length > 0 ? refuse("stream with tools", llamaCppError("Cannot use tools with stream")) : null,
     ),
+  /**
+   * llama.cpp's structured output: `response_format: json_schema` becomes a grammar, and a grammar
+   * together with offered tools is refused ("Cannot use custom grammar constraints with tools.",
+   * server/utils.hpp); a json_schema without its `schema` is a 500 too. Also the tool-argument rule.
+   */
+  llamaCppJsonSchema: (): ServerProfile =>
+    profile("llama.cpp-json-schema", llamaCppToolArguments, (body) => {
+      const format = body.response_format;
+      if (!format || format.type !== "json_schema") return null;
+      if (typeof format.json_schema?.schema !== "object") return refuse("json_schema without schema", llamaCppError("response_format json_schema needs a schema"));
+      const toolsOn = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== "none";
+      return toolsOn ? refuse("grammar with tools", llamaCppError("Cannot use custom grammar constraints with tools.")) : null;
+    }),
   /** A server that takes anything the official schema allows (the schema check still runs). */
   lenient: (name: string): ServerProfile => profile(name),
 };

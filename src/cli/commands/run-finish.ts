@@ -25,7 +25,7 @@ export async function finishRun(ctx: RunContext, result: RunResult, redact: Reda
   const json = argv.output === "json";
   const failures: string[] = [];
   const { printResult } = await import("../output.js");
-  const shown: RunResult = { ...result, text: redact(result.text), error: redact(result.error) };
+  const shown: RunResult = { ...result, text: redact(result.text), error: redact(result.error), ...("structured" in result ? { structured: redact(result.structured) } : {}) };
   const print = async (final: RunResult, code: number) => {
     ctx.resultPrinted = true;
     try {

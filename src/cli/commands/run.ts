@@ -48,6 +48,8 @@ import { armExitBound, settleWithin } from "../bounded-exit.js";
 import { describeStop, endFromOutside, unlessStopped, type RunContext } from "./run-context.js";
 import { finishRun, reportFatal } from "./run-finish.js";
 import { openStoredSession, readPromptStdin, refuseDeniedCalls } from "./run-inputs.js";
+import { attachToPrompt, readAttachments, withStdinAttachment } from "../attachments.js";
+import { dryRunTools, refuseFinalAnswerClash } from "../structured-output.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
@@ -138,15 +140,16 @@ async function run(ctx: RunContext): Promise<number> {
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   ctx.killChildren = () => processes.killAllChildren();
-  const input = promptInput(argv);
+  const input = withStdinAttachment(promptInput(argv), spec, argv);
   const stored = sessionRequest(argv, spec);
   const stdin = await readPromptStdin(ctx, input);
+  const attachments = await unlessStopped(readAttachments(spec.attachments, signal), signal);
   // The run's tool policy; a history (--session, a stored session, NDJSON messages) may not call a tool it refuses.
   const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
   const session = argv.session === undefined
     ? refuseDeniedCalls(await openStoredSession(ctx, spec, stored), allowed, ctx.session ? `session ${ctx.session.id}` : "the session")
     : await unlessStopped(loadSession(String(argv.session), allowed), signal);
-  const messages = initialMessages(argv, spec, input, stdin, session, allowed);
+  const messages = attachToPrompt(initialMessages(argv, spec, input, stdin, session, allowed), attachments);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
   const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../provider/create.js"),
@@ -160,6 +163,7 @@ async function run(ctx: RunContext): Promise<number> {
   const loadProblems = await findLoadProblems(spec, loaded);
   const strictError = strictLoadError(spec, loadProblems);
   if (strictError) throw strictError;
+  refuseFinalAnswerClash(spec, loaded.registry);
   const debug = (await import("../http-debug.js")).httpDebug(argv);
   let provider: Provider = await createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
@@ -182,7 +186,7 @@ async function run(ctx: RunContext): Promise<number> {
     const tools = loaded.registry.list().filter((t) => policy(t.name));
     const request = provider.describeRequest?.({
       messages,
-      tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema })),
+      ...dryRunTools(spec, tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema }))),
     }) ?? null;
     await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loadProblems.map(problemJson), request }));
     return EXIT.ok;
@@ -207,6 +211,8 @@ async function run(ctx: RunContext): Promise<number> {
     limits: { ...spec.limits, runTimeoutMs: 0 },
     hooks,
     isToolAllowed: policy,
+    ...(spec.model.pricing ? { pricing: spec.model.pricing } : {}),
+    ...(spec.output ? { output: spec.output } : {}),
     signal,
     runId: ctx.runId,
     configPath: spec.configPath,

@@ -222,6 +222,7 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
           plural(event.toolCalls, "tool call"),
           `${formatCount(u.totalTokens)} tokens (${formatCount(u.promptTokens)} prompt + ${formatCount(u.completionTokens)} completion)`,
           formatDuration(event.durationMs),
+          ...(event.costUsd !== undefined ? [`$${event.costUsd}`] : []),
         ];
         line(`${outcome(event.stopReason, style)} ${style.dim(`· ${facts.join(" · ")}`)}`);
         if (event.error) line(`${INDENT}${style.red(block(event.error))}`);
