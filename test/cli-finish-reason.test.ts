@@ -70,7 +70,7 @@ describe("--output json carries finishReason on every run", () => {
     expect(r.code, r.stderr).toBe(0);
     const json = JSON.parse(r.stdout);
     expect(json).toMatchObject({ text: "3", stopReason: "completed", finishReason: "stop" });
-    expect(Object.keys(json)).toEqual(["runId", "text", "stopReason", "finishReason", "turns", "toolCalls", "usage", "durationMs", "error", "exitCode", "sessionId"]);
+    expect(Object.keys(json)).toEqual(["runId", "text", "stopReason", "finishReason", "turns", "toolCalls", "usage", "durationMs", "error", "exitCode", "sessionId", "model", "costUsd", "structured"]);
     server.assertClean();
   });
 

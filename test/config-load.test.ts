@@ -152,6 +152,9 @@ describe("paths", () => {
     const cfg = p.path("cfg");
     expect(spec.systemPrompt).toBe("From a file.\n");
     expect(spec.model.name).toBe(`replay:${path.join(cfg, "runs/demo.jsonl")}`);
+    expect(spec.model.pricing).toEqual({ inputPerMTok: 0.15, outputPerMTok: 0.6, cachedInputPerMTok: 0.075 });
+    expect(spec.output).toMatchObject({ mode: "native", retries: 1, schema: { type: "object", required: ["answer"] } });
+    expect(spec.attachments).toEqual([{ path: path.join(cfg, "prompts/system.md"), name: "prompts/system.md" }]);
     expect(spec.model.replayFile).toBe(path.join(cfg, "runs/demo.jsonl"));
     expect(spec.toolDirs).toEqual([path.join(cfg, "tools"), path.join(cfg, "more-tools")]);
     expect(spec.writeToolDir).toBe(path.join(cfg, "generated"));
@@ -169,7 +172,7 @@ describe("paths", () => {
     expect(spec.strict).toBe(true);
     expect(spec.tools).toEqual({ allow: ["get*", "listTools"], deny: ["getSecret"] });
     expect(spec.limits).toEqual({
-      maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, maxCostUsd: 0, loopDetection: 0, maxToolCallsPerResponse: 128,
+      maxTurns: 7, toolTimeoutMs: 1500, runTimeoutMs: 3600000, maxConcurrency: 2, maxTokens: 10000, maxCostUsd: 0.25, loopDetection: 0, maxToolCallsPerResponse: 128,
     });
     // MCP servers: argv ./ paths and cwd against the spec's folder; toolTimeoutMs defaults to limits'.
     expect(spec.mcpServers).toEqual([

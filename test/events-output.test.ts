@@ -58,6 +58,9 @@ describe("printResult", () => {
       error: null,
       exitCode: 0,
       sessionId: null,
+      model: null,
+      costUsd: null,
+      structured: null,
     });
   });
 
