@@ -142,7 +142,8 @@ export async function main(args: string[]): Promise<void> {
     .command("mcp", "Check the MCP servers of the spec and --mcp-config", (y) => withCommonOptions(y)
       .command("list", "Connect every MCP server; print its status, protocol version and tools", (s) => withCommandHelp(s, "mcp list")
         .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
-      .demandCommand(1, "Name an mcp command: list."))
+      .command("serve", "Serve the spec's tools (and with --agent the agent itself) as an MCP server", (s) => withServeOptions(withCommandHelp(s, "mcp serve")))
+      .demandCommand(1, "Name an mcp command: list or serve."))
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
     .completion("completion", "Print a shell completion script (bash, zsh)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
@@ -337,6 +338,20 @@ function registerToolsCommands<T>(y: Argv<T>) {
     )
     .command("check", "Load every tool and compile every schema", (s) => withCommandHelp(s, "tools check"))
     .demandCommand(1, "Name a tools command: list, new, show, call or check.");
+}
+
+/** `yiem mcp serve`'s own options (docs/mcp.md, "Serving"). */
+function withServeOptions<T>(y: Argv<T>) {
+  return y
+    .option("http", { type: "string", describe: "Serve Streamable HTTP on [HOST:]PORT (HOST default 127.0.0.1) instead of stdio" })
+    .option("token-env", { type: "string", describe: "HTTP: the NAME of the variable holding the bearer token (required off loopback)" })
+    .option("allow-origin", { type: "string", describe: "HTTP: a browser Origin hostname to accept besides loopback (repeatable)" })
+    .option("agent", { type: "string", describe: "Also serve the agent itself as one tool, named NAME (default: agent)" })
+    .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
+    .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
+    .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
+    .option("events", { type: "string", choices: ["ndjson", "none"], default: "ndjson", describe: "stderr format" })
+    .option("strict", { type: "boolean", describe: "Exit 2 before serving when a tool or hook cannot load or start" });
 }
 
 function registerSessionsCommands<T>(y: Argv<T>) {

@@ -46,6 +46,7 @@ import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
 import { armExitBound, settleWithin } from "../bounded-exit.js";
 import { describeStop, endFromOutside, unlessStopped, type RunContext } from "./run-context.js";
 import { finishRun, reportFatal } from "./run-finish.js";
+import { providerFor } from "../provider-for.js";
 import { openStoredSession, readPromptStdin, refuseDeniedCalls } from "./run-inputs.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
@@ -147,8 +148,7 @@ async function run(ctx: RunContext): Promise<number> {
     : await unlessStopped(loadSession(String(argv.session), allowed), signal);
   const messages = initialMessages(argv, spec, input, stdin, session, allowed);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
-  const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
-    import("../../provider/create.js"),
+  const [{ runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../../loop/run-agent.js"),
     loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     Promise.resolve(allowed),
@@ -159,20 +159,7 @@ async function run(ctx: RunContext): Promise<number> {
   const loadProblems = await findLoadProblems(spec, loaded);
   const strictError = strictLoadError(spec, loadProblems);
   if (strictError) throw strictError;
-  let provider: Provider = await createProvider({
-    name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
-    baseURL: spec.model.baseURL,
-    apiKey: spec.model.apiKey,
-    apiKeyEnv: spec.model.apiKeyEnv,
-    temperature: spec.model.temperature,
-    maxTokens: spec.model.maxTokens,
-    maxTokensField: spec.model.maxTokensField,
-    stream: spec.model.stream,
-    streamUsage: spec.model.streamUsage,
-    textToolCalls: spec.model.textToolCalls,
-    maxRetries: spec.model.maxRetries,
-    timeoutMs: spec.model.timeoutMs,
-  });
+  let provider: Provider = await providerFor(spec);
 
   if (argv["dry-run"]) {
     const [{ redactSpec }, { printJson }] = await Promise.all([import("../../config/redact.js"), import("../output.js")]);

@@ -1,0 +1,24 @@
+/**
+ * The provider of a resolved spec's `model` section: the one mapping from spec settings to
+ * `createProvider`, for `yiem run` and the agent tool of `yiem mcp serve`.
+ */
+import type { ResolvedSpec } from "../config/types.js";
+import type { Provider } from "../provider/types.js";
+
+export async function providerFor(spec: ResolvedSpec): Promise<Provider> {
+  const { createProvider } = await import("../provider/create.js");
+  return createProvider({
+    name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
+    baseURL: spec.model.baseURL,
+    apiKey: spec.model.apiKey,
+    apiKeyEnv: spec.model.apiKeyEnv,
+    temperature: spec.model.temperature,
+    maxTokens: spec.model.maxTokens,
+    maxTokensField: spec.model.maxTokensField,
+    stream: spec.model.stream,
+    streamUsage: spec.model.streamUsage,
+    textToolCalls: spec.model.textToolCalls,
+    maxRetries: spec.model.maxRetries,
+    timeoutMs: spec.model.timeoutMs,
+  });
+}
