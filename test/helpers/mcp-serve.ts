@@ -14,7 +14,12 @@ import { assertEventStream, baseEnv, parseNdjson, repoRoot, yiemBin, type CliRes
 
 export const serveTools = join(repoRoot, "test", "fixtures", "mcp-serve", "tools");
 export const blockHook = join(repoRoot, "test", "fixtures", "hooks", "block.sh");
-export const inspectorBin = join(repoRoot, "node_modules", "@modelcontextprotocol", "inspector", "cli", "build", "cli.js");
+/**
+ * The Inspector's CLI: what `mcp-inspector --cli …` runs (its launcher spawns this file). The file
+ * of the inspector-cli package is used because that package carries the commander it needs (the
+ * top-level launcher would resolve the commander 4 that sucrase hoists).
+ */
+export const inspectorBin = join(repoRoot, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "index.js");
 
 /** A temp project: agent.config.yaml (JSON is YAML) serving getTime, getWeather and the fixtures. */
 export async function serveProject(spec: Record<string, unknown> = {}, files: Record<string, string> = {}): Promise<string> {
@@ -117,7 +122,7 @@ export function serveRuns(stderr: string): { session: CliResult["events"]; runs:
 /** The Inspector CLI (0.15.0, from node_modules) with `args`; resolves with its output. */
 export function inspector(args: string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; onSpawn?: (child: ChildProcess) => void }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [inspectorBin, "--cli", ...args], { cwd: options.cwd, env: serveEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [inspectorBin, ...args], { cwd: options.cwd, env: serveEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
