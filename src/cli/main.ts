@@ -88,7 +88,7 @@ export async function main(args: string[]): Promise<void> {
   if (args[0] === "completion") args = completionArgs(args.slice(1));
   // `yiem run … -- WORDS`: every word after `--` is a prompt word, never a flag (yargs drops them).
   const { options: optionArgs, rest: promptAfterDashes } = splitAtDashes(args);
-  args = optionArgs;
+  args = bareAgentFlag(optionArgs);
   const yargs = loadYargs();
   const cli = yargs(joinDashValues(args))
     .scriptName("yiem")
@@ -282,6 +282,15 @@ function joinDashValues(args: string[]): string[] {
     } else out.push(args[i]);
   }
   return out;
+}
+
+/**
+ * `yiem mcp serve --agent` without a NAME (the last word, or followed by another flag) as
+ * `--agent=`: the agent tool gets its default name instead of a "needs a value" error.
+ */
+function bareAgentFlag(args: string[]): string[] {
+  if (args[0] !== "mcp" || args[1] !== "serve") return args;
+  return args.map((arg, i) => (arg === "--agent" && (args[i + 1] === undefined || args[i + 1].startsWith("-")) ? "--agent=" : arg));
 }
 
 /**
