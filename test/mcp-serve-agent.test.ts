@@ -25,7 +25,7 @@ afterEach(async () => {
 type Message = { role: string; content: string | null };
 const userText = (r: ReceivedRequest) => String((r.body.messages as Message[]).find((m) => m.role === "user")?.content ?? "");
 const toolResults = (r: ReceivedRequest) => (r.body.messages as Message[]).filter((m) => m.role === "tool").map((m) => String(m.content));
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? "").join("\n");
+const text = (result: unknown) => (((result as { content?: unknown }).content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? "").join("\n");
 
 /**
  * A model that, for a user message starting with WORD, first calls `slow` (WORD's length × 100

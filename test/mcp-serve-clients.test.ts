@@ -29,7 +29,7 @@ async function project(spec: Record<string, unknown> = {}) {
   dirs.push(dir);
   return dir;
 }
-const text = (result: { content?: unknown }) => ((result.content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? "").join("\n");
+const text = (result: unknown) => (((result as { content?: unknown }).content ?? []) as Array<{ text?: string }>).map((p) => p.text ?? "").join("\n");
 
 /** `yiem mcp serve --http …` in `dir`; resolves with its URL (from agentStart) once it listens. */
 async function httpServer(dir: string, args: string[], env: Record<string, string> = {}) {

@@ -59,6 +59,8 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   init: () => import("./commands/init.js"),
   tools: () => import("./commands/tools.js"),
   mcp: () => import("./commands/mcp.js"),
+  // Its own entry: the stdio channel starts before anything else of MCP loads (mcp-serve.ts).
+  "mcp serve": () => import("./commands/mcp-serve.js"),
   sessions: () => import("./commands/sessions.js"),
 };
 
@@ -166,7 +168,8 @@ export async function main(args: string[]): Promise<void> {
   const argv = (await cli.parseAsync()) as Record<string, unknown>;
   if (args[0] === "run" || args[0] === "config") keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
-  const load = COMMANDS[String((argv._ as unknown[])[0])];
+  const words = (argv._ as unknown[]).map(String);
+  const load = COMMANDS[words[0] === "mcp" && words[1] === "serve" ? "mcp serve" : words[0]];
   if (!load) {
     // yargs' strict mode rejects unknown commands before this point.
     reportUsageError(`unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args), jsonResult(args, EXIT.usage));

@@ -12,12 +12,13 @@
  */
 import type { FinishedCall } from "../../loop/execute.js";
 import { addUsage, zeroUsage } from "../../loop/usage.js";
-import type { Usage } from "../../tools/types.js";
 import { ToolRegistry } from "../../tools/registry.js";
-import type { Tool } from "../../tools/types.js";
-import { CallGate, serveToolCall, toMcpResult, type CallChannel, type McpCallResult, type ServedCallContext } from "./call.js";
+import type { Tool, Usage } from "../../tools/types.js";
+import { CallGate, serveToolCall, type CallChannel, type McpCallResult, type ServedCallContext } from "./call.js";
 
-export type ServeSessionOptions = Omit<ServedCallContext, "nextCallNumber"> & {
+export type ServeSessionOptions = Omit<ServedCallContext, "nextCallNumber" | "idPrefix"> & {
+  /** The session's runId: call ids are `call_<its first 8 characters>_<n>`, as in a run. */
+  runId: string;
   /** The agent tool (`--agent`), served after the spec's tools. */
   agentTool?: Tool;
 };
@@ -39,18 +40,19 @@ export function createServeSession(options: ServeSessionOptions): ServeSession {
   const listeners: Array<() => void> = [];
   const totals = { calls: 0, usage: zeroUsage(), errors: 0 };
   let callNumber = 0;
-  const ctx: ServedCallContext = { ...options, nextCallNumber: () => ++callNumber };
+  const ctx: ServedCallContext = { ...options, idPrefix: options.runId.slice(0, 8), nextCallNumber: () => ++callNumber };
   const agent = options.agentTool;
   const agentRegistry = agent ? registryOf(agent) : undefined;
   const agentCtx: ServedCallContext | undefined = agentRegistry ? { ...ctx, registry: agentRegistry, isToolAllowed: () => true, hooks: {} } : undefined;
 
   const list = (): Tool[] => [...options.registry.list().filter((t) => options.isToolAllowed(t.name)), ...(agent ? [agent] : [])];
-  const signature = () => JSON.stringify(list().map((t) => [t.name, t.description, t.inputSchema]));
-  let seen = signature();
+  // The registry registers a new tool object for every change (writeTool, an MCP list change),
+  // so comparing the objects finds every change without serialising the schemas after each call.
+  let seen = list();
 
   const checkToolsChanged = () => {
-    const now = signature();
-    if (now === seen) return;
+    const now = list();
+    if (now.length === seen.length && now.every((tool, i) => tool === seen[i])) return;
     seen = now;
     for (const listener of listeners) {
       try {
@@ -77,9 +79,8 @@ export function createServeSession(options: ServeSessionOptions): ServeSession {
       const work = serveToolCall(name, args, channel, useAgent ? agentCtx : ctx, gate);
       inFlight.add(work);
       try {
-        const { finished } = await work;
+        const { result, finished } = await work;
         account(finished);
-        const result = toMcpResult(finished);
         if (useAgent && result._meta?.details) result._meta = { ...(result._meta.details as Record<string, unknown>), ...(result._meta.usage ? { usage: result._meta.usage } : {}) };
         return result;
       } finally {
