@@ -8,7 +8,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "./helpers/cli.js";
+import { repoRoot, runCli } from "./helpers/cli.js";
 import { groupMembers, isAlive, reap } from "./helpers/processes.js";
 import { INIT, INITIALIZED, serveEnv, serveProject, serveRuns, serveV2, spawnServe, until, type Served } from "./helpers/mcp-serve.js";
 
@@ -111,6 +111,29 @@ describe("yiem mcp serve over stdio (SDK v2 client)", { timeout: 120_000 }, () =
     const { session } = serveRuns(s.stderr());
     expect(session.filter((e) => e.type === "toolCallRejected").map((e) => e.toolName)).toEqual(["getTime", "upper", "danger", "nosuch"]);
     expect(session.some((e) => e.type === "toolExecutionStart" && e.toolName === "danger")).toBe(false);
+  });
+
+  it("module hooks: beforeToolCall blocks or rewrites the arguments, afterToolCall rewrites the result", async () => {
+    const policy = join(repoRoot, "test", "fixtures", "hooks", "policy.ts");
+    const dir = await project({ hooks: { beforeToolCall: policy, afterToolCall: policy } });
+    const s = await serve(dir);
+    const blocked = await s.client.callTool({ name: "danger", arguments: {} });
+    expect(blocked).toMatchObject({ isError: true, content: [{ type: "text", text: "Tool call blocked: the module policy says no" }] });
+    const upper = await s.client.callTool({ name: "upper", arguments: { text: "a", city: "oslo" } });
+    expect(upper.isError).toBeFalsy();
+    expect(text(upper)).toBe('module saw: {"TEXT":"A","CITY":"OSLO"}');
+    await s.close();
+    const { session } = serveRuns(s.stderr());
+    expect(session.find((e) => e.type === "toolExecutionStart" && e.toolName === "upper")).toMatchObject({ args: { text: "a", city: "OSLO" } });
+  });
+
+  it("the tool timeout (--tool-timeout) ends a call as an isError result and aborts the tool", async () => {
+    const dir = await project();
+    const s = await serve(dir, ["--tool-timeout", "300ms"]);
+    const late = await s.client.callTool({ name: "slow", arguments: { ms: 30_000 } });
+    expect(late).toMatchObject({ isError: true, content: [{ type: "text", text: 'Tool "slow" timed out after 300 ms.' }] });
+    await until(() => s.stderr().includes("slow saw its signal abort"), 10_000, "slow's abort");
+    await s.close();
   });
 
   it("progress notifications carry onPartialResult when the client sends a progress token", async () => {
