@@ -113,7 +113,8 @@ export async function serveSession(argv: Record<string, unknown>, { wire, identi
     let url: string | undefined;
     let closeTransport: () => Promise<void>;
     const stopped = new Promise<"stdin" | "signal">((resolve) => {
-      signals.controller.signal.addEventListener("abort", () => resolve("signal"), { once: true });
+      if (signals.controller.signal.aborted) resolve("signal");
+      else signals.controller.signal.addEventListener("abort", () => resolve("signal"), { once: true });
       wire?.onEnd(() => resolve("stdin"));
     });
     if (wire) {
