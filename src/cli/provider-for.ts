@@ -3,10 +3,11 @@
  * `createProvider`, for `yiem run` and the agent tool of `yiem mcp serve`.
  */
 import type { ResolvedSpec } from "../config/types.js";
+import { createProvider } from "../provider/create.js";
 import type { Provider } from "../provider/types.js";
 
+/** Import this module where the provider is needed (it loads provider/create.js, not the openai package). */
 export async function providerFor(spec: ResolvedSpec): Promise<Provider> {
-  const { createProvider } = await import("../provider/create.js");
   return createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,

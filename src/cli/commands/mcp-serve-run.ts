@@ -39,7 +39,6 @@ import { strictLoadError } from "../preflight.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
 import { composePrompt } from "../stdin.js";
-import { providerFor } from "../provider-for.js";
 import { exitCodeForError } from "./tools-context.js";
 
 /** How long calls in flight get to end after the stop (their signals are aborted first). */
@@ -227,10 +226,11 @@ async function agentToolFor(
   hooks: import("../../loop/types.js").AgentHooks,
   onEvent: (event: AgentEvent) => void,
 ) {
-  const [{ createAgentTool, DEFAULT_AGENT_TOOL_NAME }, { TOOL_NAME_PATTERN }, { withRedactedDeltas }] = await Promise.all([
+  const [{ createAgentTool, DEFAULT_AGENT_TOOL_NAME }, { TOOL_NAME_PATTERN }, { withRedactedDeltas }, { providerFor }] = await Promise.all([
     import("../../mcp/serve/agent-tool.js"),
     import("../../tools/define.js"),
     import("../../provider/redacting.js"),
+    import("../provider-for.js"),
   ]);
   const name = String(argv.agent) || DEFAULT_AGENT_TOOL_NAME;
   if (!TOOL_NAME_PATTERN.test(name)) throw new UsageError(`--agent ${JSON.stringify(name)}: a tool name is a letter, then letters, digits, _ or - (64 at most)`);

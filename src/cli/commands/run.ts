@@ -46,7 +46,6 @@ import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
 import { armExitBound, settleWithin } from "../bounded-exit.js";
 import { describeStop, endFromOutside, unlessStopped, type RunContext } from "./run-context.js";
 import { finishRun, reportFatal } from "./run-finish.js";
-import { providerFor } from "../provider-for.js";
 import { openStoredSession, readPromptStdin, refuseDeniedCalls } from "./run-inputs.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
@@ -148,7 +147,8 @@ async function run(ctx: RunContext): Promise<number> {
     : await unlessStopped(loadSession(String(argv.session), allowed), signal);
   const messages = initialMessages(argv, spec, input, stdin, session, allowed);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
-  const [{ runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
+  const [{ providerFor }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
+    import("../provider-for.js"),
     import("../../loop/run-agent.js"),
     loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     Promise.resolve(allowed),
