@@ -5,7 +5,7 @@
  * a budget is missed (2 when a benchmark could not run). Every figure is a median of at least
  * `--runs` (default 15) runs, with its baseline measured in the same, alternating runs.
  *
- *   node bench/run.mjs [--runs N] [--only NAME[,NAME]]   names: startup, loop, tools500, parallel, events, mcp
+ *   node bench/run.mjs [--runs N] [--only NAME[,NAME]]   names: startup, loop, tools500, parallel, events, mcp, mcp-serve
  */
 import { mkdirSync } from "node:fs";
 import os from "node:os";
@@ -20,8 +20,9 @@ import { benchManyTools } from "./many-tools.mjs";
 import { benchParallel } from "./parallel.mjs";
 import { benchEvents } from "./events.mjs";
 import { benchMcp } from "./mcp.mjs";
+import { benchMcpServe } from "./mcp-serve.mjs";
 
-const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents, mcp: benchMcp };
+const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents, mcp: benchMcp, "mcp-serve": benchMcpServe };
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, only: { type: "string" } } });
 const runs = Number(values.runs);

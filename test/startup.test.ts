@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, yiemBin } from "./helpers/cli.js";
 
-const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase", "@modelcontextprotocol/client"];
+const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase", "@modelcontextprotocol/client", "@modelcontextprotocol/server", "@modelcontextprotocol/core", "zod"];
 
 const HOOKS = `import { appendFileSync } from "node:fs";
 let out;
@@ -101,7 +101,7 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(packagesOf(run.modules)).toEqual([]);
   });
 
-  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "--help"] }, { args: ["tools", "list", "--help"] }])(
+  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "--help"] }, { args: ["tools", "list", "--help"] }, { args: ["mcp", "serve", "--help"] }])(
     "$args loads yargs but not openai, execa, ajv or sucrase",
     ({ args }) => {
       const run = traced(args);
@@ -112,7 +112,7 @@ describe("start-up loads only what argument parsing needs", () => {
     },
   );
 
-  it.each([{ args: ["tools", "list"] }, { args: ["config"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
+  it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["run", "--dry-run", "hello"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
     const run = traced(args);
     expect(run.code, run.stderr).toBe(0);
     expect(run.modules.some((m) => m.includes("@modelcontextprotocol"))).toBe(false);

@@ -1,8 +1,8 @@
 /**
  * The guard of yiem's own channels (stdout: the answer; stderr: the events) against code yiem
  * runs for a tool or hook, and against that code ending or crashing the process. One guard per
- * process, installed by a command before any tool or hook code loads (`yiem run`, `yiem tools …`;
- * later `yiem mcp serve` for its stdio channel). Rules (docs/reliability.md, "Faults from tools"):
+ * process, installed by a command before any tool or hook code loads (`yiem run`, `yiem tools …`,
+ * `yiem mcp serve`, whose stdio channel writes stdout through `ownWrite`). Rules (docs/reliability.md, "Faults from tools"):
  * - every write to `process.stdout` or `process.stderr` (console.log, console.error, a direct
  *   `write`) is captured, unless yiem makes it through `ownWrite`: nothing of it reaches stdout or
  *   stderr. It is cut into lines (a line over MAX_LINE_CHARS is cut with a marker) and handed to

@@ -78,6 +78,13 @@ ${exitCodes(["0", "Done (each command's --help says what it means there)"], ["1"
   yiem mcp list --mcp-config .mcp.json --json
 
 ${exitCodes(["0", "Every required server is ready (optional ones may have failed)"], ["1", "A required MCP server did not start"], ["2", "A spec or usage error (bad entry, command not found)"])}`,
+  "mcp serve": `Examples:
+  yiem mcp serve -c agent.config.yaml                 # the spec's tools over stdio (register it in an MCP client)
+  yiem mcp serve --agent reviewer                     # also one tool "reviewer" that runs the whole agent
+  yiem mcp serve --http 8765                          # Streamable HTTP on http://127.0.0.1:8765/mcp
+  MCP_TOKEN=… yiem mcp serve --http 0.0.0.0:8765 --token-env MCP_TOKEN
+
+${exitCodes(["0", "stdin closed (stdio): calls in flight finished or were cancelled"], ["1", "A required MCP server of the spec did not start"], ["2", "A spec or usage error (bad --http, no token off loopback, a tool name taken)"], ["130", "Ended by SIGINT (129 SIGHUP, 131 SIGQUIT)"], ["143", "Ended by SIGTERM"])}`,
   "tools show": exitCodes(["0", "Shown"], ["2", "Unknown tool, or a spec or usage error"]),
   "tools call": `Examples:
   yiem tools call getTime --args '{"city": "Tokyo"}'

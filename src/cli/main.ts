@@ -60,6 +60,8 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   doctor: () => import("./commands/doctor.js"),
   tools: () => import("./commands/tools.js"),
   mcp: () => import("./commands/mcp.js"),
+  // Its own entry: the stdio channel starts before anything else of MCP loads (mcp-serve.ts).
+  "mcp serve": () => import("./commands/mcp-serve.js"),
   sessions: () => import("./commands/sessions.js"),
 };
 
@@ -93,7 +95,7 @@ export async function main(args: string[]): Promise<void> {
   }
   // `yiem run … -- WORDS`: every word after `--` is a prompt word, never a flag (yargs drops them).
   const { options: optionArgs, rest: promptAfterDashes } = splitAtDashes(args);
-  args = optionArgs;
+  args = bareAgentFlag(optionArgs);
   const yargs = loadYargs();
   const cli = yargs(joinDashValues(args))
     .scriptName("yiem")
@@ -157,7 +159,8 @@ export async function main(args: string[]): Promise<void> {
     .command("mcp", "Check the MCP servers of the spec and --mcp-config", (y) => withCommonOptions(y)
       .command("list", "Connect every MCP server; print its status, protocol version and tools", (s) => withCommandHelp(s, "mcp list")
         .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
-      .demandCommand(1, "Name an mcp command: list."))
+      .command("serve", "Serve the spec's tools (and with --agent the agent itself) as an MCP server", (s) => withServeOptions(withCommandHelp(s, "mcp serve")))
+      .demandCommand(1, "Name an mcp command: list or serve."))
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
     .command("completion [bash|zsh|fish]", "Print a shell completion script (bash, zsh, fish)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
@@ -180,7 +183,8 @@ export async function main(args: string[]): Promise<void> {
   const argv = (await cli.parseAsync()) as Record<string, unknown>;
   if (args[0] === "run" || args[0] === "config") keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
-  const load = COMMANDS[String((argv._ as unknown[])[0])];
+  const words = (argv._ as unknown[]).map(String);
+  const load = COMMANDS[words[0] === "mcp" && words[1] === "serve" ? "mcp serve" : words[0]];
   if (!load) {
     // yargs' strict mode rejects unknown commands before this point.
     reportUsageError(`unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args), jsonResult(args, EXIT.usage));
@@ -271,6 +275,15 @@ function joinDashValues(args: string[]): string[] {
 }
 
 /**
+ * `yiem mcp serve --agent` without a NAME (the last word, or followed by another flag) as
+ * `--agent=`: the agent tool gets its default name instead of a "needs a value" error.
+ */
+function bareAgentFlag(args: string[]): string[] {
+  if (args[0] !== "mcp" || args[1] !== "serve") return args;
+  return args.map((arg, i) => (arg === "--agent" && (args[i + 1] === undefined || args[i + 1].startsWith("-")) ? "--agent=" : arg));
+}
+
+/**
  * How a usage error is written: `yiem run` and `yiem tools call` in ndjson mode (by --events, or by
  * default when stderr is not a TTY) keep stderr machine-readable with a lone agentEnd event.
  */
@@ -324,6 +337,20 @@ function registerToolsCommands<T>(y: Argv<T>) {
     )
     .command("check", "Load every tool and compile every schema", (s) => withCommandHelp(s, "tools check"))
     .demandCommand(1, "Name a tools command: list, new, show, call or check.");
+}
+
+/** `yiem mcp serve`'s own options (docs/mcp.md, "Serving"). */
+function withServeOptions<T>(y: Argv<T>) {
+  return y
+    .option("http", { type: "string", describe: "Serve Streamable HTTP on [HOST:]PORT (HOST default 127.0.0.1) instead of stdio" })
+    .option("token-env", { type: "string", describe: "HTTP: the NAME of the variable holding the bearer token (required off loopback)" })
+    .option("allow-origin", { type: "string", describe: "HTTP: a browser Origin hostname to accept besides loopback (repeatable)" })
+    .option("agent", { type: "string", describe: "Also serve the agent itself as one tool, named NAME (default: agent)" })
+    .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
+    .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
+    .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
+    .option("events", { type: "string", choices: ["ndjson", "none"], default: "ndjson", describe: "stderr format" })
+    .option("strict", { type: "boolean", describe: "Exit 2 before serving when a tool or hook cannot load or start" });
 }
 
 function registerSessionsCommands<T>(y: Argv<T>) {

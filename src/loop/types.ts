@@ -208,6 +208,8 @@ export type AgentEventBody =
       mcpServers?: McpServerStatus[];
       /** The stored session of the run (added by the CLI, docs/sessions.md). */
       sessionId?: string;
+      /** `yiem mcp serve`: how the session is served (docs/mcp.md, "Serving"). */
+      serve?: { transport: "stdio" | "http"; url?: string; agentTool?: string };
     }
   | { type: "turnStart"; turn: number }
   | { type: "messageUpdate"; turn: number; delta: string }

@@ -30,7 +30,7 @@ interface ServerReport {
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
   try {
-    if (sub !== "list") throw new UsageError(`unknown mcp command "${sub}": use list`);
+    if (sub !== "list") throw new UsageError(`unknown mcp command "${sub}": use list or serve`);
     return await listCommand(argv);
   } catch (error) {
     return reportCommandError(error, Boolean(argv.debug));

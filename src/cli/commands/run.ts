@@ -151,8 +151,8 @@ async function run(ctx: RunContext): Promise<number> {
     : await unlessStopped(loadSession(String(argv.session), allowed), signal);
   const messages = attachToPrompt(initialMessages(argv, spec, input, stdin, session, allowed), attachments);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
-  const [{ createProvider }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
-    import("../../provider/create.js"),
+  const [{ providerFor }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
+    import("../provider-for.js"),
     import("../../loop/run-agent.js"),
     loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     Promise.resolve(allowed),
@@ -165,21 +165,7 @@ async function run(ctx: RunContext): Promise<number> {
   if (strictError) throw strictError;
   refuseFinalAnswerClash(spec, loaded.registry);
   const debug = (await import("../http-debug.js")).httpDebug(argv);
-  let provider: Provider = await createProvider({
-    name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
-    baseURL: spec.model.baseURL,
-    apiKey: spec.model.apiKey,
-    apiKeyEnv: spec.model.apiKeyEnv,
-    temperature: spec.model.temperature,
-    maxTokens: spec.model.maxTokens,
-    maxTokensField: spec.model.maxTokensField,
-    stream: spec.model.stream,
-    streamUsage: spec.model.streamUsage,
-    textToolCalls: spec.model.textToolCalls,
-    maxRetries: spec.model.maxRetries,
-    timeoutMs: spec.model.timeoutMs,
-    ...(debug.onHttp ? { onHttp: debug.onHttp } : {}),
-  });
+  let provider: Provider = await providerFor(spec, debug.onHttp ? { onHttp: debug.onHttp } : {});
 
   if (argv["dry-run"]) {
     const [{ redactSpec }, { printJson }] = await Promise.all([import("../../config/redact.js"), import("../output.js")]);

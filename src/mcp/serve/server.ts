@@ -1,0 +1,68 @@
+/**
+ * The MCP SDK side of `yiem mcp serve`: a factory of SDK `Server` instances (one per stdio
+ * connection, one per HTTP request in the SDK's stateless mode) that all answer from one
+ * ServeSession. Rules:
+ * - capabilities: `tools` with `listChanged`; serverInfo `{name: "yiem", version}`;
+ * - tools/list: the session's list (`name`, `title` when the label differs, `description`,
+ *   `inputSchema` as the tool declares it), all in one page;
+ * - tools/call: the session's call with the request's signal (notifications/cancelled, a closed
+ *   HTTP stream, the connection's end) and, when the request carries a progress token, progress
+ *   notifications; the result is projected through the SDK's codec for the negotiated era;
+ * - `toolsChanged()` sends notifications/tools/list_changed on every live instance.
+ * The SDK is imported by the caller (only `yiem mcp serve` loads it); types only here.
+ */
+import type { Server as SdkServer, ServerContext } from "@modelcontextprotocol/server";
+import type { ServerIdentity } from "./stdio-wire.js";
+import type { ServeSession } from "./session.js";
+
+export type SdkModule = typeof import("@modelcontextprotocol/server");
+
+export function serverIdentity(version: string): ServerIdentity {
+  return { serverInfo: { name: "yiem", version }, capabilities: { tools: { listChanged: true } } };
+}
+
+export interface ServerFactory {
+  create(): SdkServer;
+  /** notifications/tools/list_changed on every live instance. */
+  toolsChanged(): void;
+  /** Closes every live instance. */
+  closeAll(): Promise<void>;
+}
+
+export function createServerFactory(sdk: SdkModule, identity: ServerIdentity, session: ServeSession, onError: (error: Error) => void): ServerFactory {
+  const live = new Set<SdkServer>();
+  return {
+    create() {
+      const server = new sdk.Server(identity.serverInfo, { capabilities: identity.capabilities });
+      server.onerror = onError;
+      server.onclose = () => live.delete(server);
+      server.setRequestHandler("tools/list", () => ({
+        tools: session.list().map((tool) => ({
+          name: tool.name,
+          ...(tool.label && tool.label !== tool.name ? { title: tool.label } : {}),
+          description: tool.description,
+          inputSchema: tool.inputSchema as { type: "object"; [key: string]: unknown },
+        })),
+      }));
+      server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
+        const { name, arguments: args, _meta } = request.params;
+        const token = _meta?.progressToken;
+        const progress = token === undefined
+          ? undefined
+          : (value: number, message: string) => {
+              ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: value, ...(message ? { message } : {}) } }).catch(() => {});
+            };
+        const result = await session.call(name, args ?? {}, { signal: ctx.mcpReq.signal, progress });
+        return server.projectCallToolResult(result as Parameters<SdkServer["projectCallToolResult"]>[0], undefined);
+      });
+      live.add(server);
+      return server;
+    },
+    toolsChanged() {
+      for (const server of live) server.sendToolListChanged().catch(() => {});
+    },
+    async closeAll() {
+      await Promise.allSettled([...live].map((server) => server.close()));
+    },
+  };
+}
