@@ -137,9 +137,10 @@ describe("ndjson sink", () => {
     const script = [
       'import { createJiti } from "jiti";',
       "const jiti = createJiti(import.meta.url, { fsCache: false });",
-      'const { createEventSink } = await jiti.import("./src/cli/events/sink.ts");',
+      'const { createCallSink } = await jiti.import("./src/cli/events/sink.ts");',
+      'const { processIo } = await jiti.import("./src/cli/host/process-io.ts");',
       'const { createEventStamper } = await jiti.import("./src/loop/events.ts");',
-      'const sink = createEventSink({ mode: "ndjson" });',
+      'const sink = createCallSink(processIo(), "ndjson");',
       'const stamp = createEventStamper("run_child");',
       'for (let i = 0; i < 100000; i++) sink.emit(stamp({ type: "messageUpdate", turn: 1, delta: "token " + i }));',
       "await sink.close();",

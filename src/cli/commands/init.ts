@@ -17,6 +17,7 @@ import { packageRoot } from "../../cache-dir.js";
 import { writeFileAtomic } from "../../tools/atomic-write.js";
 import { EXIT } from "../exit-codes.js";
 import { reportUsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
 
 const SPEC = `# yiem agent spec. Every key is described in docs/spec.md of the yiem package.
 # yaml-language-server: $schema=node_modules/yiem/schema/agent.schema.json
@@ -62,12 +63,12 @@ export default defineTool({
 });
 `;
 
-export async function handler(argv: Record<string, unknown>): Promise<number> {
+export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const given = String(argv.dir ?? ".");
-  const dir = resolve(given);
+  const dir = resolve(io.cwd, given);
   const folderProblem = await makeFolder(given, dir);
   if (folderProblem) {
-    reportUsageError(folderProblem);
+    reportUsageError(io, folderProblem);
     return EXIT.usage;
   }
   const files = argv.example ? await exampleFiles() : [
@@ -78,7 +79,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   const existing = [];
   for (const { path } of targets) if (await exists(path)) existing.push(path);
   if (existing.length > 0) {
-    reportUsageError(`init would overwrite ${existing.join(", ")}; nothing was written`);
+    reportUsageError(io, `init would overwrite ${existing.join(", ")}; nothing was written`);
     return EXIT.usage;
   }
   const notFolders = new Set<string>();
@@ -89,20 +90,20 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     }
   }
   if (notFolders.size > 0) {
-    reportUsageError(`init needs ${[...notFolders].join(", ")} to be a folder; nothing was written`);
+    reportUsageError(io, `init needs ${[...notFolders].join(", ")} to be a folder; nothing was written`);
     return EXIT.usage;
   }
   for (const { path, text } of targets) {
     try {
       await writeFileAtomic(path, text);
     } catch (error) {
-      reportUsageError(`init could not write ${path}: ${(error as Error).message}`);
+      reportUsageError(io, `init could not write ${path}: ${(error as Error).message}`);
       return EXIT.failure;
     }
   }
   const { printText } = await import("../output.js");
-  await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"));
-  if (argv.example) process.stderr.write(exampleHint(dir));
+  await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"), io.stdout);
+  if (argv.example) io.stderr.write(exampleHint(dir, io.cwd));
   return EXIT.ok;
 }
 
@@ -164,8 +165,8 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 /** What to run next. */
-function exampleHint(dir: string): string {
-  const cd = relative(process.cwd(), dir);
+function exampleHint(dir: string, cwd: string): string {
+  const cd = relative(cwd, dir);
   return `yiem: try it offline: ${cd ? `cd ${JSON.stringify(cd)} && ` : ""}yiem run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"
 `;
 }

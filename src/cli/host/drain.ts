@@ -10,7 +10,10 @@
  * - Before calling it, the exit code is set to 1, so a process that still ends on its own after
  *   the watcher (nothing new to do) never ends with 0.
  * - A command that finishes calls process.exit, which never emits 'beforeExit'.
+ * Only the real process host (./process-io.ts) registers watchers here; commands reach it
+ * through `io.host.onEventLoopDrained`.
  */
+import type { CliHost } from "../io.js";
 
 type Watcher = () => void;
 
@@ -37,10 +40,10 @@ export function onEventLoopDrained(callback: Watcher): () => void {
   };
 }
 
-/** `work`, or a rejection with `error()` if the event loop drains while it is pending. */
-export function rejectOnDrain<T>(work: Promise<T>, error: () => Error): Promise<T> {
+/** `work`, or a rejection with `error()` if the event loop drains while it is pending (as `host` sees it). */
+export function rejectOnDrain<T>(work: Promise<T>, error: () => Error, host: Pick<CliHost, "onEventLoopDrained">): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const stop = onEventLoopDrained(() => {
+    const stop = host.onEventLoopDrained(() => {
       stop();
       reject(error());
     });

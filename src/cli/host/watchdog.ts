@@ -21,14 +21,11 @@
 import { closeSync, openSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { Worker } from "node:worker_threads";
-import { exitProcess } from "../channels/guard.js";
+import { exitProcess } from "../../channels/guard.js";
+import type { Watchdog } from "../io.js";
 
 /** How long past the deadline the main thread has to handle it itself. */
 const GRACE_MS = 1000;
-
-export interface Watchdog {
-  disarm(): void;
-}
 
 const WORKER_SOURCE = `
 const { workerData } = require("node:worker_threads");
@@ -98,4 +95,21 @@ export function exitFromWatchdog(code: number): never {
     }
   });
   exitProcess(code);
+}
+
+/**
+ * Exits with `code` at once, running no more 'exit' listeners (one of them may be what never
+ * returns): for the bound on the exit itself (../bounded-exit.ts). Node prints a note about the
+ * watchdog's inspector session on the way out, so stderr is pointed at /dev/null first.
+ */
+export function exitSkippingListeners(code: number): never {
+  try {
+    closeSync(2);
+    openSync("/dev/null", "w");
+  } catch {
+    // exiting anyway
+  }
+  const reallyExit = (process as unknown as { reallyExit?: (code: number) => never }).reallyExit;
+  if (typeof reallyExit === "function") reallyExit.call(process, code);
+  return exitProcess(code);
 }
