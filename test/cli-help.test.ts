@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/cli/exit-codes.js";
 import { nearestFlag } from "../src/cli/usage-errors.js";
 import { editDistance, nearestName } from "../src/nearest-name.js";
-import { repoRoot, runCli, yiemBin, type CliResult } from "./helpers/cli.js";
+import { repoRoot, yiemBin, type CliResult } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const cliDoc = readFileSync(join(repoRoot, "docs/cli.md"), "utf8");
 const specDoc = readFileSync(join(repoRoot, "docs/spec.md"), "utf8");

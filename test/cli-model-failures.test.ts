@@ -14,7 +14,8 @@ import { ModelError } from "../src/provider/types.js";
 import { reply, startChatServer, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
 import { llamaCppError } from "./helpers/server-profiles.js";
 import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
-import { assertEventStream, runCli } from "./helpers/cli.js";
+import { assertEventStream } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 let project: CompatProject;
 let server: ChatServer | undefined;

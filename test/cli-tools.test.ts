@@ -11,7 +11,8 @@ import addFormatsModule from "ajv-formats";
 import { parse as parseYaml } from "yaml";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, parseNdjson, repoRoot, runCli } from "./helpers/cli.js";
+import { assertEventStream, parseNdjson, repoRoot } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const fixtures = join(repoRoot, "test", "fixtures", "tools-cli");
 let root: string;

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, runCli } from "./helpers/cli.js";
+import { assertEventStream } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const API_KEY = "sk-fidelity-4b1e9d7c3a";
 const TOKEN = "tok-fidelity-8c2f6a0e5d";

@@ -16,7 +16,8 @@ import { runAgent } from "../src/loop/run-agent.js";
 import { createScriptedProvider } from "../src/provider/scripted.js";
 import type { BeforeToolCallContext } from "../src/loop/types.js";
 import type { Tool } from "../src/tools/types.js";
-import { assertEventStream, runCli } from "./helpers/cli.js";
+import { assertEventStream } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const SECRET = "tok-hooks-5d1c9e7a2b";
 let dir: string;

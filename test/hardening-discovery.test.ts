@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSpecFile, mayBePlanted, searchableFolder, searchFolders } from "../src/config/discover.js";
 import { loadSpec } from "../src/config/load.js";
 import { importModuleFile, loadToolFile, loadTools } from "../src/tools/loader.js";
-import { runCli } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 let root: string;
 let cacheDir: string;

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
 import { assertEventStream, baseEnv, parseNdjson, yiemBin } from "./helpers/cli.js";
-import { batteryEnv, eventsOf, expectNoSecrets, expectRunEnded, SECRET_KEY, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { batteryEnv, eventsOf, expectNoSecrets, expectRunEnded, SECRET_KEY, writeSpec, yiemSpawned as yiem } from "./fixtures/battery/harness.js";
 
 let dir: string;
 let server: ChatServer | undefined;

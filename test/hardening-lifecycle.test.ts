@@ -17,7 +17,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
 import { assertEventStream, baseEnv, parseNdjson, repoRoot, runCli, yiemBin } from "./helpers/cli.js";
 import { expectGroupGone } from "./helpers/processes.js";
-import { batteryEnv, BATTERY_TOOLS, eventsOf, expectRunEnded, reportedPid, signalWhen, signalWhenReady, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { batteryEnv, BATTERY_TOOLS, eventsOf, expectRunEnded, reportedPid, signalWhen, signalWhenReady, writeSpec, yiemSpawned as yiem } from "./fixtures/battery/harness.js";
 
 const FIXTURES = join(repoRoot, "test", "fixtures", "hardening");
 const tools = (name: string) => join(FIXTURES, `${name}-tools`);

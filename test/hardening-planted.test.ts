@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findSpecFile } from "../src/config/discover.js";
 import { plantedOnTheWay } from "../src/planted-path.js";
 import { loadTools } from "../src/tools/loader.js";
-import { runCli } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const asRoot = process.getuid?.() === 0;
 const OTHER = "12345";

@@ -15,7 +15,7 @@ import { isSecretVariable } from "../src/config/redact.js";
 import { createRedactor, cutText } from "../src/loop/redact.js";
 import { childEnv } from "../src/tools/process.js";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { runCli } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 import { eventsOf, expectRunEnded, SECRET_KEY, writeSpec, yiem } from "./fixtures/battery/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-secrets-round2-"));

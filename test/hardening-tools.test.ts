@@ -29,7 +29,8 @@ import { loadTools } from "../src/tools/loader.js";
 import { childEnv, isSecretEnvVar } from "../src/tools/process.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import type { Tool, ToolResult } from "../src/tools/types.js";
-import { repoRoot, runCli } from "./helpers/cli.js";
+import { repoRoot } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "hardening-tools");
 const signal = new AbortController().signal;

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, runCli } from "./helpers/cli.js";
+import { assertEventStream } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 import { fixture, fixtureServer, fixtureWrapper, isAlive, mcpProject, waitGone } from "./helpers/mcp.js";
 
 let server: ChatServer | undefined;

@@ -6,7 +6,8 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, runCli, type CliResult } from "./helpers/cli.js";
+import { assertEventStream, type CliResult } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 import { everythingStdio, fixture, mcpProject } from "./helpers/mcp.js";
 
 let server: ChatServer | undefined;

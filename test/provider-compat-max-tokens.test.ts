@@ -9,7 +9,7 @@ import { refusesMaxTokens } from "../src/provider/resend.js";
 import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
 import { profiles } from "./helpers/server-profiles.js";
 import { compatProject } from "./helpers/compat-cli.js";
-import { runCli } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 let server: ChatServer | undefined;
 afterEach(async () => {

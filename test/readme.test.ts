@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { assertEventStream, repoRoot, runCli } from "./helpers/cli.js";
+import { assertEventStream, repoRoot } from "./helpers/cli.js";
+import { runCliInProcess as runCli } from "./support/cli-in-process.js";
 
 const FIRST_COMMAND = 'npm ci && npx yiem run --model replay:configs/demo.replay.jsonl "What time is it in Tokyo?"';
 const TEST_COMMAND = "npm test";

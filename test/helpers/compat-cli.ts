@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChatServer } from "./chat-server.js";
-import { assertEventStream, runCli, type CliResult } from "./cli.js";
+import { assertEventStream, type CliResult } from "./cli.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
 
 const SHOUT = `import { defineTool, toolResult } from "yiem";
 export default defineTool({
@@ -46,7 +47,7 @@ export async function compatProject(model: Record<string, unknown> = {}): Promis
   return {
     dir,
     async run(server, prompt = "go", args = []) {
-      const result = await runCli(["run", prompt, ...args], { cwd: dir, env: { TEST_BASE_URL: server.url, TEST_API_KEY: "sk-compat-test" } });
+      const result = await runCliInProcess(["run", prompt, ...args], { cwd: dir, env: { TEST_BASE_URL: server.url, TEST_API_KEY: "sk-compat-test" } });
       assertEventStream(result.events);
       return Object.assign(result, { end: result.events.at(-1) as Record<string, any> });
     },
