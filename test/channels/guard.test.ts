@@ -3,7 +3,7 @@
  * and later `yiem mcp serve` use to keep stdout and stderr theirs while tool or hook code runs.
  */
 import { describe, expect, it } from "vitest";
-import { ExitCalledError, guardChannels, MAX_LINE_CHARS, ownWrite, type CapturedOutput } from "../src/channels/guard.js";
+import { ExitCalledError, guardChannels, MAX_LINE_CHARS, ownWrite, type CapturedOutput } from "../../src/channels/guard.js";
 
 describe("guardChannels", () => {
   it("captures direct writes (console writes through them) as lines, lets yiem's own writes through, and refuses process.exit until released", () => {

@@ -5,8 +5,8 @@
  * every run.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { compatProject, type CompatProject } from "../support/compat-cli.js";
 
 let streaming: CompatProject;
 let plain: CompatProject;

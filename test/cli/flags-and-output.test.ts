@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const API_KEY = "sk-fidelity-4b1e9d7c3a";
 const TOKEN = "tok-fidelity-8c2f6a0e5d";

@@ -10,11 +10,11 @@ import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXIT } from "../src/cli/exit-codes.js";
-import { nearestFlag } from "../src/cli/usage-errors.js";
-import { editDistance, nearestName } from "../src/nearest-name.js";
-import { repoRoot, yiemBin, type CliResult } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { EXIT } from "../../src/cli/exit-codes.js";
+import { nearestFlag } from "../../src/cli/usage-errors.js";
+import { editDistance, nearestName } from "../../src/nearest-name.js";
+import { repoRoot, yiemBin, type CliResult } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const cliDoc = readFileSync(join(repoRoot, "docs/cli.md"), "utf8");
 const specDoc = readFileSync(join(repoRoot, "docs/spec.md"), "utf8");

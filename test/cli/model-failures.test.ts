@@ -8,14 +8,14 @@
  *   changes, or that comes with `retry-after`, keeps the whole retry budget, as do 502/503/429.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createOpenAIProvider } from "../src/provider/openai.js";
-import { repeatsItself } from "../src/provider/retry.js";
-import { ModelError } from "../src/provider/types.js";
-import { reply, startChatServer, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
-import { llamaCppError } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
-import { assertEventStream } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { createOpenAIProvider } from "../../src/provider/openai.js";
+import { repeatsItself } from "../../src/provider/retry.js";
+import { ModelError } from "../../src/provider/types.js";
+import { reply, startChatServer, type ChatReply, type ChatServer } from "../support/chat-server.js";
+import { llamaCppError } from "../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../support/compat-cli.js";
+import { assertEventStream } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let project: CompatProject;
 let server: ChatServer | undefined;

@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "yiem";
-import { printJson, printResult, printText, resultToJson } from "../src/cli/output.js";
-import { captureStream } from "./helpers/streams.js";
+import { printJson, printResult, printText, resultToJson } from "../../src/cli/output.js";
+import { captureStream } from "../support/streams.js";
 
 const result: RunResult = {
   runId: "run_9",

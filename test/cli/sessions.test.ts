@@ -8,9 +8,9 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, type CliResult } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, type CliResult } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let dir: string;
 let store: string;

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertEventStream } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { assertEventStream } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let root: string;
 beforeAll(async () => {
@@ -126,7 +126,7 @@ describe("--help and --version", () => {
   });
 
   it("--version prints the package version", async () => {
-    const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
+    const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8"));
     const r = await runCli(["--version"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${pkg.version}\n`);

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let project: string;
 beforeAll(async () => {

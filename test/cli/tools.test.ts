@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { pathToFileURL } from "node:url";
-import { loadTools } from "../src/tools/loader.js";
+import { loadTools } from "../../src/tools/loader.js";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { parse as parseYaml } from "yaml";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, parseNdjson, repoRoot } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, parseNdjson, repoRoot } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const fixtures = join(repoRoot, "test", "fixtures", "tools-cli");
 let root: string;
@@ -97,7 +97,7 @@ describe("yiem tools new", { timeout: 120_000 }, () => {
   });
 
   it("refuses bad names with exit 2 and writes nothing", async () => {
-    // The full list of bad names is covered in-process by test/generator.test.ts.
+    // The full list of bad names is covered in-process by test/tools/generator.test.ts.
     for (const name of ["../x", "a/b", "x.ts", "", "listTools"]) {
       const r = await yiem(["new", name]);
       expect(r.code, name).toBe(2);

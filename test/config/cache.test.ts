@@ -4,8 +4,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadSpec } from "../src/config/load.js";
-import { tempProject, type TempProject } from "./fixtures/config/temp-project.js";
+import { loadSpec } from "../../src/config/load.js";
+import { tempProject, type TempProject } from "../fixtures/config/temp-project.js";
 
 let cacheDir: string;
 let project: TempProject;

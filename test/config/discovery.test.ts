@@ -8,10 +8,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, st
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findSpecFile, mayBePlanted, searchableFolder, searchFolders } from "../src/config/discover.js";
-import { loadSpec } from "../src/config/load.js";
-import { importModuleFile, loadToolFile, loadTools } from "../src/tools/loader.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { findSpecFile, mayBePlanted, searchableFolder, searchFolders } from "../../src/config/discover.js";
+import { loadSpec } from "../../src/config/load.js";
+import { importModuleFile, loadToolFile, loadTools } from "../../src/tools/loader.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let root: string;
 let cacheDir: string;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseDuration } from "../src/config/load.js";
+import { ConfigError, parseDuration } from "../../src/config/load.js";
 
 describe("parseDuration", () => {
   it.each([

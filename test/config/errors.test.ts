@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError, loadSpec } from "../src/config/load.js";
-import type { LoadSpecOptions } from "../src/config/types.js";
-import { tempProject, type TempProject } from "./fixtures/config/temp-project.js";
+import { ConfigError, loadSpec } from "../../src/config/load.js";
+import type { LoadSpecOptions } from "../../src/config/types.js";
+import { tempProject, type TempProject } from "../fixtures/config/temp-project.js";
 
 const projects: TempProject[] = [];
 afterEach(() => {

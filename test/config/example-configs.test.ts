@@ -8,8 +8,8 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertEventStream, repoRoot } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { assertEventStream, repoRoot } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const DEMO = "replay:configs/demo.replay.jsonl";
 const noKey = { OPENAI_API_KEY: undefined, YIEM_MODEL: undefined, OPENAI_BASE_URL: undefined };

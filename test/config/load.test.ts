@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadSpec } from "../src/config/load.js";
-import type { LoadSpecOptions } from "../src/config/types.js";
-import { tempProject, type TempProject } from "./fixtures/config/temp-project.js";
+import { loadSpec } from "../../src/config/load.js";
+import type { LoadSpecOptions } from "../../src/config/types.js";
+import { tempProject, type TempProject } from "../fixtures/config/temp-project.js";
 
 const KEY_ENV = { OPENAI_API_KEY: "sk-test-0123456789" };
 const projects: TempProject[] = [];
@@ -292,12 +292,12 @@ describe("precedence: flag > env > spec > default", () => {
 
 describe("interpolateString", () => {
   it.each(["${1X}", "${ VAR }", "${VAR", "a ${} b"])("rejects the malformed placeholder %j", async (text) => {
-    const { interpolateString } = await import("../src/config/interpolate.js");
+    const { interpolateString } = await import("../../src/config/interpolate.js");
     expect(() => interpolateString(text, { VAR: "v" })).toThrow(/bad placeholder/);
   });
 
   it("keeps text without placeholders and handles several in one string", async () => {
-    const { interpolateString } = await import("../src/config/interpolate.js");
+    const { interpolateString } = await import("../../src/config/interpolate.js");
     expect(interpolateString("$HOME and $1 stay", {})).toBe("$HOME and $1 stay");
     expect(interpolateString("${A}/${B:-b}/${C:-}", { A: "a" })).toBe("a/b/");
   });

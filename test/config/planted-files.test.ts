@@ -10,10 +10,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, sy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findSpecFile } from "../src/config/discover.js";
-import { plantedOnTheWay } from "../src/planted-path.js";
-import { loadTools } from "../src/tools/loader.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { findSpecFile } from "../../src/config/discover.js";
+import { plantedOnTheWay } from "../../src/planted-path.js";
+import { loadTools } from "../../src/tools/loader.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const asRoot = process.getuid?.() === 0;
 const OTHER = "12345";

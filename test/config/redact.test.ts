@@ -1,8 +1,8 @@
 import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadSpec } from "../src/config/load.js";
-import { redactSpec, redactText, secretValues } from "../src/config/redact.js";
-import { tempProject, type TempProject } from "./fixtures/config/temp-project.js";
+import { loadSpec } from "../../src/config/load.js";
+import { redactSpec, redactText, secretValues } from "../../src/config/redact.js";
+import { tempProject, type TempProject } from "../fixtures/config/temp-project.js";
 
 const KEY = "sk-proj-SECRETSECRET-0123456789";
 const projects: TempProject[] = [];

@@ -3,9 +3,9 @@ import path from "node:path";
 import { Ajv } from "ajv";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { loadSpec } from "../src/config/load.js";
+import { loadSpec } from "../../src/config/load.js";
 
-const root = path.join(import.meta.dirname, "..");
+const root = path.join(import.meta.dirname, "../..");
 const schema = JSON.parse(readFileSync(path.join(root, "schema/agent.schema.json"), "utf8"));
 const validate = new Ajv({ allErrors: true, allowUnionTypes: true }).compile(schema);
 

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { assertEventStream, repoRoot } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { assertEventStream, repoRoot } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const FIRST_COMMAND = 'npm ci && npx yiem run --model replay:configs/demo.replay.jsonl "What time is it in Tokyo?"';
 const TEST_COMMAND = "npm test";
@@ -129,7 +129,7 @@ describe("README.md", () => {
   });
 
   it("names in its cron example the exit codes the CLI really uses", async () => {
-    const { EXIT } = await import("../src/cli/exit-codes.js");
+    const { EXIT } = await import("../../src/cli/exit-codes.js");
     for (const code of Object.values(EXIT)) expect(readme).toContain(`\`${code}\``);
   });
 });

@@ -12,9 +12,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, baseEnv, parseNdjson, yiemBin } from "./helpers/cli.js";
-import { batteryEnv, eventsOf, expectNoSecrets, expectRunEnded, SECRET_KEY, writeSpec, yiemSpawned as yiem } from "./fixtures/battery/harness.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, parseNdjson, yiemBin } from "../support/cli.js";
+import { batteryEnv, eventsOf, expectNoSecrets, expectRunEnded, SECRET_KEY, writeSpec, yiemSpawned as yiem } from "../fixtures/battery/harness.js";
 
 let dir: string;
 let server: ChatServer | undefined;
@@ -40,8 +40,8 @@ function toolFolder(name: string, files: Record<string, string>): string {
 const tool = (name: string, execute: string, top = "") =>
   `${top}\nexport default { name: ${JSON.stringify(name)}, label: "t", description: "d", inputSchema: { type: "object" }, ${execute} };\n`;
 
-describe("item 3: hangs the watchdog now covers", () => {
-  it("3a: a spec with only builtinTools: [writeTool] and no tool folder: model-written for(;;){} ends at --timeout, exit 3", async () => {
+describe("hangs the watchdog covers", () => {
+  it("a spec with only builtinTools: [writeTool] and no tool folder: model-written for(;;){} ends at --timeout, exit 3", async () => {
     server = await startChatServer([
       reply.json({ toolCalls: [call("w", "writeTool", { name: "spin", label: "Spin", description: "spins", inputSchema: { type: "object" }, executeCode: "for (;;) {}" })] }),
       reply.json({ toolCalls: [call("s", "spin")] }),
@@ -57,7 +57,7 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(Date.now() - started).toBeLessThan(12_000);
   });
 
-  it("3b: a tool's abort listener that never returns: the watchdog still ends the run at the deadline, exit 3", async () => {
+  it("a tool's abort listener that never returns: the watchdog still ends the run at the deadline, exit 3", async () => {
     const tools = toolFolder("abort-listener", {
       "stuck.ts": tool("stuck", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { for (;;) {} }); })"),
     });
@@ -69,7 +69,7 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["a"]);
   });
 
-  it("3b: a tool's timer that starts spinning after the deadline stopped the run cannot hold it: exit 3", async () => {
+  it("a tool's timer that starts spinning after the deadline stopped the run cannot hold it: exit 3", async () => {
     const tools = toolFolder("late-spin", {
       "late.ts": tool("late", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { setTimeout(() => { for (;;) {} }, 30); }); })"),
     });
@@ -82,7 +82,7 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(Date.now() - started).toBeLessThan(12_000);
   });
 
-  it("3d: a tool's exit listener that never returns: the run's answer, one agentEnd, and exit 0 within the grace", async () => {
+  it("a tool's exit listener that never returns: the run's answer, one agentEnd, and exit 0 within the grace", async () => {
     const tools = toolFolder("exit-listener", {
       "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }"),
     });
@@ -95,7 +95,7 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  it("3d: a stderr reader that stopped reading cannot keep a finished run alive: exit 0 within the grace", async () => {
+  it("a stderr reader that stopped reading cannot keep a finished run alive: exit 0 within the grace", async () => {
     const tools = toolFolder("chatty", {
       "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
     });
@@ -116,7 +116,7 @@ describe("item 3: hangs the watchdog now covers", () => {
     expect(code).toBe(0);
     expect(stdout).toBe("done\n");
   });
-  it("3d: with the reader stalled, a SIGTERM after the answer ends the wait at once, with the run's exit code", async () => {
+  it("with the reader stalled, a SIGTERM after the answer ends the wait at once, with the run's exit code", async () => {
     const tools = toolFolder("chatty-term", {
       "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
     });
@@ -146,7 +146,7 @@ describe("item 3: hangs the watchdog now covers", () => {
   });
 });
 
-describe("item 4: tools that try to escape the run", () => {
+describe("tools that try to escape the run", () => {
   it("process.exit(0) in a tool: the call gets an error result, the run goes on and answers", async () => {
     const tools = toolFolder("exit-call", { "quit.ts": tool("quit", "execute: async () => { process.exit(0); return 'unreachable'; }") });
     server = await startChatServer([reply.json({ toolCalls: [call("q", "quit")] }), reply.json({ content: "answered anyway" })]);
@@ -189,7 +189,7 @@ describe("item 4: tools that try to escape the run", () => {
   });
 });
 
-describe("item 5: tool and hook output never reaches stdout or breaks the events", () => {
+describe("tool and hook output never reaches stdout or breaks the events", () => {
   it("console.log/error and direct writes of a tool (also at load) and a hook become redacted warning events; --output json stays one object", async () => {
     const tools = toolFolder("noisy", {
       "noisy.ts": tool(

@@ -14,10 +14,10 @@ import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, sta
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, baseEnv, parseNdjson, repoRoot, runCli, yiemBin } from "./helpers/cli.js";
-import { expectGroupGone } from "./helpers/processes.js";
-import { batteryEnv, BATTERY_TOOLS, eventsOf, expectRunEnded, reportedPid, signalWhen, signalWhenReady, writeSpec, yiemSpawned as yiem } from "./fixtures/battery/harness.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, parseNdjson, repoRoot, runCli, yiemBin } from "../support/cli.js";
+import { expectGroupGone } from "../support/processes.js";
+import { batteryEnv, BATTERY_TOOLS, eventsOf, expectRunEnded, reportedPid, signalWhen, signalWhenReady, writeSpec, yiemSpawned as yiem } from "../fixtures/battery/harness.js";
 
 const FIXTURES = join(repoRoot, "test", "fixtures", "hardening");
 const tools = (name: string) => join(FIXTURES, `${name}-tools`);
@@ -63,7 +63,7 @@ function signalOnceReady(signal: NodeJS.Signals, ready: () => boolean = () => tr
   };
 }
 
-describe("item 2: an event loop that runs dry ends the command with an error, never exit 0", () => {
+describe("an event loop that runs dry ends the command with an error, never exit 0", () => {
   for (const [name, folder] of [["a tool module's top-level await never settles", "tla"], ["an import cycle through await import()", "cycle"]] as const) {
     it(`run: ${name} → agentEnd error, exit 1`, async () => {
       const r = await runCli(["run", "-m", `replay:${REPLAY}`, "--tool-dir", tools(folder), "--events", "ndjson", "hi"]);
@@ -90,7 +90,7 @@ describe("item 2: an event loop that runs dry ends the command with an error, ne
   });
 });
 
-describe("item 8: signals and the run timeout before the loop starts", () => {
+describe("signals and the run timeout before the loop starts", () => {
   const FIRST_SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
   for (const [signal, code] of Object.entries(FIRST_SIGNALS) as Array<[NodeJS.Signals, number]>) {
     it(`${signal} while a tool module loads: lone agentEnd aborted, exit ${code}`, async () => {
@@ -128,7 +128,7 @@ describe("item 8: signals and the run timeout before the loop starts", () => {
   });
 });
 
-describe("item 8: SIGHUP and SIGQUIT end the run like SIGTERM", () => {
+describe("SIGHUP and SIGQUIT end the run like SIGTERM", () => {
   const CODES = { SIGHUP: 129, SIGQUIT: 131 } as const;
   for (const signal of ["SIGHUP", "SIGQUIT"] as const) {
     it(`${signal} while waiting on the model: agentEnd aborted, exit ${CODES[signal]}`, async () => {
@@ -149,7 +149,7 @@ describe("item 8: SIGHUP and SIGQUIT end the run like SIGTERM", () => {
   }
 });
 
-describe("item 8: synchronous tool code that never yields is ended by the run timeout", () => {
+describe("synchronous tool code that never yields is ended by the run timeout", () => {
   for (const tool of ["spin", "spinLater"]) {
     it(`${tool}: agentEnd timeout, exit 3, within a few seconds; every call has a result`, async () => {
       const spec = writeSpec(dir, `spin-${tool}`, { toolDirs: [tools("spin")] });
@@ -169,7 +169,7 @@ describe("item 8: synchronous tool code that never yields is ended by the run ti
   }
 });
 
-describe("item 8: a tool module whose top level never yields", () => {
+describe("a tool module whose top level never yields", () => {
   it("is ended by the run timeout too: lone agentEnd timeout, exit 3", async () => {
     const spec = writeSpec(dir, "spin-load", { toolDirs: [tools("spin-load")] });
     const started = Date.now();
@@ -195,7 +195,7 @@ function runWithStdout(args: string[], stdoutFd: number, env: Record<string, str
   });
 }
 
-describe("item 9: failed writes after the run are named in the one agentEnd", () => {
+describe("failed writes after the run are named in the one agentEnd", () => {
   it("stdout on a full disk (/dev/full): exit 1, one agentEnd naming stdout, and the session file is still written", async () => {
     const session = join(dir, "full-disk-session.json");
     const fd = openSync("/dev/full", "w");
@@ -260,7 +260,7 @@ describe("a --session that is not a regular file", () => {
   });
 });
 
-describe("item 10: --session and --record files are private", () => {
+describe("--session and --record files are private", () => {
   it("new files are written 0600", async () => {
     const session = join(dir, "new-session.json");
     const record = join(dir, "new-record.jsonl");

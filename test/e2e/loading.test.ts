@@ -9,12 +9,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as yiem from "../src/index.js";
-import { loadTools } from "../src/tools/loader.js";
-import { schemaCacheFile } from "../src/tools/schema-check.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { repoRoot, yiemBin } from "./helpers/cli.js";
-import { echoTool, textOf, toolMessages } from "./helpers/loop.js";
+import * as yiem from "../../src/index.js";
+import { loadTools } from "../../src/tools/loader.js";
+import { schemaCacheFile } from "../../src/tools/schema-check.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { repoRoot, yiemBin } from "../support/cli.js";
+import { echoTool, textOf, toolMessages } from "../support/loop.js";
 
 let dir: string;
 let tools: string;

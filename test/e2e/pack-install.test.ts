@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertEventStream, baseEnv, parseNdjson, repoRoot } from "./helpers/cli.js";
+import { assertEventStream, baseEnv, parseNdjson, repoRoot } from "../support/cli.js";
 
 const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {

@@ -9,9 +9,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin, type CliOptions, type CliResult } from "./helpers/cli.js";
-import { isAlive } from "./helpers/processes.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin, type CliOptions, type CliResult } from "../support/cli.js";
+import { isAlive } from "../support/processes.js";
 
 let dir: string;
 let server: ChatServer | undefined;

@@ -10,8 +10,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin } from "./helpers/cli.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin } from "../support/cli.js";
 
 let dir: string;
 let store: string;

@@ -8,14 +8,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { defineTool, toolResult } from "../src/tools/define.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { parseNdjson } from "./helpers/cli.js";
-import { expectGroupGone } from "./helpers/processes.js";
-import { echoTool, runScripted, toolMessages } from "./helpers/loop.js";
+import { defineTool, toolResult } from "../../src/tools/define.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { parseNdjson } from "../support/cli.js";
+import { expectGroupGone } from "../support/processes.js";
+import { echoTool, runScripted, toolMessages } from "../support/loop.js";
 import {
   BATTERY_DIR, eventsOf, expectNoSecrets, expectRunEnded, reportedPid, signalWhen, signalWhenReady, writeSpec, yiem,
-} from "./fixtures/battery/harness.js";
+} from "../fixtures/battery/harness.js";
 
 let dir: string;
 let spec: string;

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, yiemBin } from "./helpers/cli.js";
+import { repoRoot, yiemBin } from "../support/cli.js";
 
 const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase", "@modelcontextprotocol/client"];
 

@@ -2,16 +2,16 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadSpecHooks } from "../src/hooks/index.js";
-import { defineTool, textContent } from "../src/tools/define.js";
-import { liveProcessGroups } from "../src/tools/process.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { runAgent } from "../src/loop/run-agent.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import type { AfterToolCallContext, AgentEvent, AgentHooks, BeforeToolCallContext } from "../src/loop/types.js";
-import type { Tool, ToolResult } from "../src/tools/types.js";
+import { loadSpecHooks } from "../../src/hooks/index.js";
+import { defineTool, textContent } from "../../src/tools/define.js";
+import { liveProcessGroups } from "../../src/tools/process.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import type { AfterToolCallContext, AgentEvent, AgentHooks, BeforeToolCallContext } from "../../src/loop/types.js";
+import type { Tool, ToolResult } from "../../src/tools/types.js";
 
-const HOOKS = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "hooks");
+const HOOKS = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "hooks");
 const hookFile = (name: string) => join(HOOKS, name);
 const node = (script: string) => ({ command: [process.execPath, hookFile(script)] });
 

@@ -8,16 +8,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadSpecHooks } from "../src/hooks/index.js";
-import { DEFAULT_HOOK_TIMEOUT_MS } from "../src/hooks/types.js";
-import { defineTool, textContent } from "../src/tools/define.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { runAgent } from "../src/loop/run-agent.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import type { BeforeToolCallContext } from "../src/loop/types.js";
-import type { Tool } from "../src/tools/types.js";
-import { assertEventStream } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { loadSpecHooks } from "../../src/hooks/index.js";
+import { DEFAULT_HOOK_TIMEOUT_MS } from "../../src/hooks/types.js";
+import { defineTool, textContent } from "../../src/tools/define.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import type { BeforeToolCallContext } from "../../src/loop/types.js";
+import type { Tool } from "../../src/tools/types.js";
+import { assertEventStream } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const SECRET = "tok-hooks-5d1c9e7a2b";
 let dir: string;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { defineTool, textContent, toolResult } from "../src/tools/define.js";
-import { echoTool, gateTool, runScripted, textOf, toolMessages } from "./helpers/loop.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { withTextToolCalls } from "../src/provider/text-tool-calls.js";
+import { defineTool, textContent, toolResult } from "../../src/tools/define.js";
+import { echoTool, gateTool, runScripted, textOf, toolMessages } from "../support/loop.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { withTextToolCalls } from "../../src/provider/text-tool-calls.js";
 
 const calls = (name: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${name}${i + 1}`, name, arguments: `{"n":${i}}` }));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { defineTool, toolResult } from "../src/tools/define.js";
-import { echoTool, registryOf, runScripted, textOf, toolMessages } from "./helpers/loop.js";
+import { defineTool, toolResult } from "../../src/tools/define.js";
+import { echoTool, registryOf, runScripted, textOf, toolMessages } from "../support/loop.js";
 
 const weatherTool = defineTool({
   name: "weather",

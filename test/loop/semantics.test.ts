@@ -3,11 +3,11 @@
  * usage, parallelToolExecute in sequential mode, and listTools under the run's policy.
  */
 import { describe, expect, it } from "vitest";
-import { createBuiltinTools } from "../src/tools/builtins/index.js";
-import { defineTool, textContent, toolResult } from "../src/tools/define.js";
-import { createToolPolicy } from "../src/tools/policy.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { echoTool, gateTool, registryOf, runScripted, textOf, toolMessages } from "./helpers/loop.js";
+import { createBuiltinTools } from "../../src/tools/builtins/index.js";
+import { defineTool, textContent, toolResult } from "../../src/tools/define.js";
+import { createToolPolicy } from "../../src/tools/policy.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { echoTool, gateTool, registryOf, runScripted, textOf, toolMessages } from "../support/loop.js";
 
 const same = (id: string) => ({ id, name: "echo", arguments: '{"text":"same"}' });
 

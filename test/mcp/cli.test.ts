@@ -7,10 +7,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
-import { fixture, fixtureServer, fixtureWrapper, isAlive, mcpProject, waitGone } from "./helpers/mcp.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
+import { fixture, fixtureServer, fixtureWrapper, isAlive, mcpProject, waitGone } from "../support/mcp.js";
 
 let server: ChatServer | undefined;
 const dirs: string[] = [];

@@ -5,10 +5,10 @@
 import { createServer, type Server } from "node:http";
 import { rm } from "node:fs/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
-import { mcpProject, startEverythingHttp } from "./helpers/mcp.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
+import { mcpProject, startEverythingHttp } from "../support/mcp.js";
 
 let everything: Awaited<ReturnType<typeof startEverythingHttp>>;
 let refusing: Server;

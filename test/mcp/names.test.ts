@@ -1,7 +1,7 @@
 /** MCP tool names (src/mcp/names.ts) and result mapping (src/mcp/tools.ts), as pure functions. */
 import { describe, expect, it } from "vitest";
-import { MAX_TOOL_NAME_LENGTH, mcpToolName, nameMcpTools } from "../src/mcp/names.js";
-import { mapResult } from "../src/mcp/tools.js";
+import { MAX_TOOL_NAME_LENGTH, mcpToolName, nameMcpTools } from "../../src/mcp/names.js";
+import { mapResult } from "../../src/mcp/tools.js";
 
 const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 

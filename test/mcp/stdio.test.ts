@@ -5,10 +5,10 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, type CliResult } from "./helpers/cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
-import { everythingStdio, fixture, mcpProject } from "./helpers/mcp.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, type CliResult } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
+import { everythingStdio, fixture, mcpProject } from "../support/mcp.js";
 
 let server: ChatServer | undefined;
 const dirs: string[] = [];

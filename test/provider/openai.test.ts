@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createOpenAIProvider, retryDelayMs, type OpenAIProviderOptions } from "../src/provider/openai.js";
-import { ModelError, type ChatMessage, type ModelRequest, type RetryInfo, type ToolSpec } from "../src/provider/types.js";
-import { reply, startChatServer, type ChatScript, type ChatServer } from "./helpers/chat-server.js";
+import { createOpenAIProvider, retryDelayMs, type OpenAIProviderOptions } from "../../src/provider/openai.js";
+import { ModelError, type ChatMessage, type ModelRequest, type RetryInfo, type ToolSpec } from "../../src/provider/types.js";
+import { reply, startChatServer, type ChatScript, type ChatServer } from "../support/chat-server.js";
 
 const weather: ToolSpec = {
   name: "getWeather",

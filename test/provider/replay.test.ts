@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createReplayProvider } from "../src/provider/replay.js";
-import { createRecorder } from "../src/provider/record.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { createProvider } from "../src/provider/create.js";
-import { ModelError, type ChatMessage, type ModelRequest, type ToolSpec } from "../src/provider/types.js";
+import { createReplayProvider } from "../../src/provider/replay.js";
+import { createRecorder } from "../../src/provider/record.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { createProvider } from "../../src/provider/create.js";
+import { ModelError, type ChatMessage, type ModelRequest, type ToolSpec } from "../../src/provider/types.js";
 
 let dir: string;
 beforeAll(async () => {

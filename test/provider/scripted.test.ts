@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { ModelError, type ChatMessage, type ModelRequest } from "../src/provider/types.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { ModelError, type ChatMessage, type ModelRequest } from "../../src/provider/types.js";
 
 function request(messages: ChatMessage[] = [{ role: "user", content: "hi" }], signal = new AbortController().signal) {
   const deltas: string[] = [];

@@ -7,11 +7,11 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createOpenAIProvider } from "../src/provider/openai.js";
-import { SseParser, sseData, StreamAssembler, StreamServerError } from "../src/provider/openai-stream.js";
-import type { ChatMessage, ModelRequest, ToolSpec } from "../src/provider/types.js";
-import { buildRequestBody, serializeRequestBody, serializeRequestBytes, type BodySettings } from "../src/provider/wire.js";
-import { preloadValidator, validateAgainstSchema } from "../src/tools/validate.js";
+import { createOpenAIProvider } from "../../src/provider/openai.js";
+import { SseParser, sseData, StreamAssembler, StreamServerError } from "../../src/provider/openai-stream.js";
+import type { ChatMessage, ModelRequest, ToolSpec } from "../../src/provider/types.js";
+import { buildRequestBody, serializeRequestBody, serializeRequestBytes, type BodySettings } from "../../src/provider/wire.js";
+import { preloadValidator, validateAgainstSchema } from "../../src/tools/validate.js";
 
 const TOOLS: ToolSpec[] = [{ name: "noop", description: "Does nothing — fast ✓", parameters: { type: "object", properties: { i: { type: "integer" } } } }];
 const SETTINGS: BodySettings = { model: "m-ü", stream: true, temperature: 0.5 };

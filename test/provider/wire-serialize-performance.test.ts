@@ -6,8 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ChatMessage, ToolSpec } from "../src/provider/types.js";
-import { buildRequestBody, serializeRequestBody, type BodySettings } from "../src/provider/wire.js";
+import type { ChatMessage, ToolSpec } from "../../src/provider/types.js";
+import { buildRequestBody, serializeRequestBody, type BodySettings } from "../../src/provider/wire.js";
 
 const SETTINGS: BodySettings = { model: "m", stream: true };
 const TOOLS: ToolSpec[] = [{ name: "noop", description: "d", parameters: { type: "object", properties: { i: { type: "integer" } } } }];

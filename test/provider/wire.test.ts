@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseUsage, parseWireMessage, toWireMessages } from "../src/provider/wire.js";
-import { sseData, StreamAssembler } from "../src/provider/openai-stream.js";
-import { schemaErrors } from "./helpers/chat-server.js";
+import { parseUsage, parseWireMessage, toWireMessages } from "../../src/provider/wire.js";
+import { sseData, StreamAssembler } from "../../src/provider/openai-stream.js";
+import { schemaErrors } from "../support/chat-server.js";
 
 describe("wire translation", () => {
   it("puts tool images after the run of tool messages, in a user message with data URLs", () => {

@@ -1,8 +1,8 @@
 /** The session file format, ids and the stored-message checker (src/sessions/), without a process. */
 import { describe, expect, it } from "vitest";
-import { parseSessionFile, readHeader, SESSION_FORMAT_VERSION } from "../src/sessions/format.js";
-import { generateSessionId, resolveSessionId, sessionIdProblem } from "../src/sessions/ids.js";
-import { checkStoredMessages } from "../src/sessions/messages.js";
+import { parseSessionFile, readHeader, SESSION_FORMAT_VERSION } from "../../src/sessions/format.js";
+import { generateSessionId, resolveSessionId, sessionIdProblem } from "../../src/sessions/ids.js";
+import { checkStoredMessages } from "../../src/sessions/messages.js";
 
 const session = (extra: Record<string, unknown> = {}) => ({
   format: "yiem-session", version: 1, id: "s1", revision: 3, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-02T00:00:00.000Z",

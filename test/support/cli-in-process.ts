@@ -20,7 +20,7 @@ import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { main } from "../../src/cli/main.js";
 import { inProcessHost, type CliIo } from "../../src/cli/io.js";
-import { baseEnv, parseNdjson, repoRoot, runCli, type CliOptions, type CliResult } from "../helpers/cli.js";
+import { baseEnv, parseNdjson, repoRoot, runCli, type CliOptions, type CliResult } from "./cli.js";
 
 export interface InProcessOptions extends CliOptions {
   /** Called with the call's signal emitter once it runs: `signals.emit("SIGTERM")` as a signal would. */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChatServer } from "./chat-server.js";
 import { assertEventStream, type CliResult } from "./cli.js";
-import { runCliInProcess } from "../support/cli-in-process.js";
+import { runCliInProcess } from "./cli-in-process.js";
 
 const SHOUT = `import { defineTool, toolResult } from "yiem";
 export default defineTool({

@@ -2,15 +2,15 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAgent } from "../src/loop/run-agent.js";
-import type { AgentEvent } from "../src/loop/types.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import type { ToolResultMessage } from "../src/provider/types.js";
-import { createBuiltinTools } from "../src/tools/builtins/index.js";
-import { defineTool, toolResult } from "../src/tools/define.js";
-import { loadTools } from "../src/tools/loader.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import type { Tool } from "../src/tools/types.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import type { AgentEvent } from "../../src/loop/types.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import type { ToolResultMessage } from "../../src/provider/types.js";
+import { createBuiltinTools } from "../../src/tools/builtins/index.js";
+import { defineTool, toolResult } from "../../src/tools/define.js";
+import { loadTools } from "../../src/tools/loader.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import type { Tool } from "../../src/tools/types.js";
 
 let dir: string;
 beforeEach(async () => {

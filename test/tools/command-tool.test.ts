@@ -6,17 +6,18 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadCommandTool } from "../src/tools/command-tool.js";
-import { loadTools } from "../src/tools/loader.js";
-import { liveProcessGroups } from "../src/tools/process.js";
-import { expectGroupGone } from "./helpers/processes.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { runAgent } from "../src/loop/run-agent.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import type { AgentEvent } from "../src/loop/types.js";
-import type { PartialToolResult, Tool, ToolResult } from "../src/tools/types.js";
+import { loadCommandTool } from "../../src/tools/command-tool.js";
+import { loadTools } from "../../src/tools/loader.js";
+import { liveProcessGroups } from "../../src/tools/process.js";
+import { expectGroupGone } from "../support/processes.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import type { AgentEvent } from "../../src/loop/types.js";
+import type { PartialToolResult, Tool, ToolResult } from "../../src/tools/types.js";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
+/** test/, where the fixtures are. */
+const HERE = join(dirname(fileURLToPath(import.meta.url)), "..");
 const FIXTURES = join(HERE, "fixtures", "command-tools");
 const fixture = (name: string) => join(FIXTURES, name);
 let tmp: string;

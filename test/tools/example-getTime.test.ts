@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import getTime, { type GetTimeDetails } from "../tools/getTime.ts";
+import getTime, { type GetTimeDetails } from "../../tools/getTime.ts";
 
 /** 2026-11-30T01:49:05Z: Monday 10:49:05 in Tokyo, Sunday 20:49:05 in New York. */
 const FIXED_NOW = new Date("2026-11-30T01:49:05Z");

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { PartialToolResult } from "yiem";
-import getWeather, { type GetWeatherDetails } from "../tools/getWeather.ts";
+import getWeather, { type GetWeatherDetails } from "../../tools/getWeather.ts";
 
 /** What the stub does for one path; `hang` never answers. */
 type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => void;

@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { eventsOf, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { eventsOf, expectRunEnded, writeSpec, yiem } from "../fixtures/battery/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-generated-gate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,11 +9,11 @@ import {
   undoWrite,
   writeGeneratedTool,
   type ToolDraft,
-} from "../src/tools/generator.js";
-import { loadToolFile, loadTools } from "../src/tools/loader.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { prepareArguments } from "../src/loop/prepare.js";
-import { createListTools } from "../src/tools/builtins/listTools.js";
+} from "../../src/tools/generator.js";
+import { loadToolFile, loadTools } from "../../src/tools/loader.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { prepareArguments } from "../../src/loop/prepare.js";
+import { createListTools } from "../../src/tools/builtins/listTools.js";
 
 let root: string;
 let dir: string;

@@ -9,8 +9,8 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCommandTool } from "../src/tools/command-tool.js";
-import { importModuleFile, loadToolFile, loadTools } from "../src/tools/loader.js";
+import { loadCommandTool } from "../../src/tools/command-tool.js";
+import { importModuleFile, loadToolFile, loadTools } from "../../src/tools/loader.js";
 
 let root: string;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listToolFiles, loadTools, toolFileKind } from "../src/tools/loader.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { defineTool, toolResult } from "../src/tools/define.js";
+import { listToolFiles, loadTools, toolFileKind } from "../../src/tools/loader.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { defineTool, toolResult } from "../../src/tools/define.js";
 
 const tool = (name: string, extra = "") => `import { defineTool, toolResult } from "yiem";
 export default defineTool({

@@ -1,11 +1,11 @@
 /** The allow/deny tool policy: glob matching, deny over allow, and how the loop applies it. */
 import { describe, expect, it } from "vitest";
-import { createToolPolicy, globToRegExp, matchesGlob } from "../src/tools/policy.js";
-import { defineTool, textContent } from "../src/tools/define.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import { runAgent } from "../src/loop/run-agent.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import type { AgentEvent } from "../src/loop/types.js";
+import { createToolPolicy, globToRegExp, matchesGlob } from "../../src/tools/policy.js";
+import { defineTool, textContent } from "../../src/tools/define.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import type { AgentEvent } from "../../src/loop/types.js";
 
 describe("glob matching", () => {
   it.each([

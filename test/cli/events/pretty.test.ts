@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEventBody } from "yiem";
-import { createEventSink, type EventSinkOptions } from "../src/cli/events/sink.js";
-import { createEventStamper } from "../src/loop/events.js";
-import { captureStream } from "./helpers/streams.js";
+import { createEventSink, type EventSinkOptions } from "../../../src/cli/events/sink.js";
+import { createEventStamper } from "../../../src/loop/events.js";
+import { captureStream } from "../../support/streams.js";
 
 const ESC = "\x1b";
 const SGR = /\x1b\[[0-9;]*m/;

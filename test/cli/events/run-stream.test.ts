@@ -3,8 +3,8 @@
  * finished turns' usage plus the open turn's model usage, counted with the loop's usage rules.
  */
 import { describe, expect, it } from "vitest";
-import type { AgentEvent } from "../src/loop/types.js";
-import { createRunStream } from "../src/cli/events/run-stream.js";
+import type { AgentEvent } from "../../../src/loop/types.js";
+import { createRunStream } from "../../../src/cli/events/run-stream.js";
 
 const usage = (promptTokens: number, completionTokens: number) => ({ promptTokens, completionTokens, totalTokens: promptTokens + completionTokens });
 

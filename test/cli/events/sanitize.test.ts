@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeJsonForTerminal, sanitizeForTerminal } from "../src/cli/events/sanitize.js";
+import { escapeJsonForTerminal, sanitizeForTerminal } from "../../../src/cli/events/sanitize.js";
 
 const ESC = "\x1b";
 const BEL = "\x07";

@@ -3,9 +3,9 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventType } from "yiem";
-import { createEventStamper } from "../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/events.js";
 
-const schema = JSON.parse(readFileSync(new URL("../schema/events.schema.json", import.meta.url), "utf8"));
+const schema = JSON.parse(readFileSync(new URL("../../../schema/events.schema.json", import.meta.url), "utf8"));
 
 function compile() {
   const ajv = new Ajv({ allErrors: true, strict: true });
@@ -131,7 +131,7 @@ describe("schema/events.schema.json", () => {
 });
 
 describe("docs/events.md", () => {
-  const doc = readFileSync(new URL("../docs/events.md", import.meta.url), "utf8");
+  const doc = readFileSync(new URL("../../../docs/events.md", import.meta.url), "utf8");
   const lines = [...doc.matchAll(/```json\n(.*)\n```/g)].map((m) => m[1]);
 
   it("shows one example line per event type", () => {

@@ -8,13 +8,13 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventBody } from "yiem";
-import { createEventSink, defaultEventsMode } from "../src/cli/events/sink.js";
-import { createEventStamper } from "../src/loop/events.js";
-import { captureStream } from "./helpers/streams.js";
+import { createEventSink, defaultEventsMode } from "../../../src/cli/events/sink.js";
+import { createEventStamper } from "../../../src/loop/events.js";
+import { captureStream } from "../../support/streams.js";
 
 const ajv = new Ajv({ allErrors: true });
 (addFormats as unknown as (a: Ajv) => void)(ajv);
-const validate = ajv.compile(JSON.parse(readFileSync(new URL("../schema/events.schema.json", import.meta.url), "utf8")));
+const validate = ajv.compile(JSON.parse(readFileSync(new URL("../../../schema/events.schema.json", import.meta.url), "utf8")));
 
 /** 100,000-event tests on a loaded 2-core machine: generous, never a timing assertion. */
 const HEAVY_TEST_TIMEOUT_MS = 120_000;
@@ -146,7 +146,7 @@ describe("ndjson sink", () => {
       "await sink.close();",
       "process.exit(0);",
     ].join("\n");
-    const root = new URL("..", import.meta.url).pathname;
+    const root = new URL("../../..", import.meta.url).pathname;
     const path = join(tmp, "stderr.ndjson");
     const fd = openSync(path, "w");
     const fileChild = spawn(process.execPath, ["--input-type=module", "-e", script], { cwd: root, stdio: ["ignore", "ignore", fd] });

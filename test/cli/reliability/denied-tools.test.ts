@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { eventsOf, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { eventsOf, expectRunEnded, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-denied-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, streamChunks, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
-import { eventsOf, expectRunEnded, signalWhen, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { reply, startChatServer, streamChunks, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { eventsOf, expectRunEnded, signalWhen, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 let dir: string;
 let spec: string;

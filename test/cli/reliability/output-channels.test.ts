@@ -2,7 +2,7 @@
  * Hardening (issue 13): what yiem writes.
  * - item 11: the terminal sanitiser is linear (a 100,000-character hostile answer in under a
  *   second) and removes exactly what the previous regular-expression version removed; SSE line
- *   parsing reads a 32 MB line in under a second (test/provider-compat-sse-linear.test.ts checks
+ *   parsing reads a 32 MB line in under a second (test/provider/compat/sse-linear.test.ts checks
  *   the same parser through the provider, with a looser bound);
  * - item 12: U+2028, U+2029 and U+0085 are escaped in NDJSON events and in `--output json`;
  * - item 6: an event that JSON.stringify (or the redactor) cannot walk is still written, so `seq`
@@ -13,16 +13,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { sanitizeForTerminal } from "../src/cli/events/sanitize.js";
-import { SseParser } from "../src/provider/openai-stream.js";
-import { serializeEvent, toJsonSafe } from "../src/cli/events/serialize.js";
-import { createEventSink } from "../src/cli/events/sink.js";
-import { printResult } from "../src/cli/output.js";
-import { createEventStamper } from "../src/loop/events.js";
-import { reply, startChatServer } from "./helpers/chat-server.js";
-import { parseNdjson, repoRoot } from "./helpers/cli.js";
-import { captureStream } from "./helpers/streams.js";
-import { eventsOf, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { sanitizeForTerminal } from "../../../src/cli/events/sanitize.js";
+import { SseParser } from "../../../src/provider/openai-stream.js";
+import { serializeEvent, toJsonSafe } from "../../../src/cli/events/serialize.js";
+import { createEventSink } from "../../../src/cli/events/sink.js";
+import { printResult } from "../../../src/cli/output.js";
+import { createEventStamper } from "../../../src/loop/events.js";
+import { reply, startChatServer } from "../../support/chat-server.js";
+import { parseNdjson, repoRoot } from "../../support/cli.js";
+import { captureStream } from "../../support/streams.js";
+import { eventsOf, expectRunEnded, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 const ESC = "\x1b";
 const dir = mkdtempSync(join(tmpdir(), "yiem-hardening-output-"));
@@ -33,7 +33,7 @@ const OLD_SEQUENCE = /(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:
 const OLD_UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 const oldSanitize = (s: string) => s.replace(OLD_SEQUENCE, "").replace(OLD_UNSAFE, "");
 
-describe("item 11: sanitizeForTerminal is linear", () => {
+describe("sanitizeForTerminal is linear", () => {
   const hostile: Array<[string, string]> = [
     ["C1 string introducers without a terminator", "\x90".repeat(100_000)],
     ["OSC introducers with long payloads, no terminator", `\x9d${"a".repeat(99)}`.repeat(1000)],
@@ -76,7 +76,7 @@ describe("item 11: sanitizeForTerminal is linear", () => {
   });
 });
 
-describe("item 11: SSE line parsing is linear", () => {
+describe("SSE line parsing is linear", () => {
   const MB = 1024 * 1024;
   // The issue's own numbers: a 32 MB line in under a second. Pieces of 16 KB (a typical socket
   // read) make a quadratic parser re-scan the growing line 2,000 times.
@@ -98,7 +98,7 @@ describe("item 11: SSE line parsing is linear", () => {
   }
 });
 
-describe("item 12: line separators are escaped in NDJSON and --output json", () => {
+describe("line separators are escaped in NDJSON and --output json", () => {
   const SEPARATORS = "a\u2028b\u2029c\u0085d";
   /** Splits like Python's str.splitlines() would on these characters. */
   const splitEverywhere = (text: string) => text.split(/\r?\n|\u2028|\u2029|\u0085/).filter((l) => l !== "");
@@ -141,7 +141,7 @@ describe("item 12: line separators are escaped in NDJSON and --output json", () 
   });
 });
 
-describe("item 6: an event that cannot be serialised as it is is still written", () => {
+describe("an event that cannot be serialised as it is is still written", () => {
   const stamp = createEventStamper("run_odd");
   const end = (details: unknown) =>
     stamp({ type: "toolExecutionEnd", turn: 1, toolCallId: "c", toolName: "t", result: { content: [{ type: "text", text: "ok" }], details }, isError: false, durationMs: 1 });

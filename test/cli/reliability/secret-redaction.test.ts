@@ -11,12 +11,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { isSecretVariable } from "../src/config/redact.js";
-import { createRedactor, cutText } from "../src/loop/redact.js";
-import { childEnv } from "../src/tools/process.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
-import { eventsOf, expectRunEnded, SECRET_KEY, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { isSecretVariable } from "../../../src/config/redact.js";
+import { createRedactor, cutText } from "../../../src/loop/redact.js";
+import { childEnv } from "../../../src/tools/process.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { runCliInProcess as runCli } from "../../support/cli-in-process.js";
+import { eventsOf, expectRunEnded, SECRET_KEY, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-secrets-round2-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

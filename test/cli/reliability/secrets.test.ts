@@ -7,12 +7,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { defineTool, toolResult } from "../src/tools/define.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { echoTool, runScripted, textOf, toolMessages } from "./helpers/loop.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { withTextToolCalls } from "../src/provider/text-tool-calls.js";
-import { SECRET_KEY, SECRET_TOKEN, eventsOf, expectNoSecrets, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { defineTool, toolResult } from "../../../src/tools/define.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { echoTool, runScripted, textOf, toolMessages } from "../../support/loop.js";
+import { createScriptedProvider } from "../../../src/provider/scripted.js";
+import { withTextToolCalls } from "../../../src/provider/text-tool-calls.js";
+import { SECRET_KEY, SECRET_TOKEN, eventsOf, expectNoSecrets, expectRunEnded, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 let dir: string;
 let spec: string;

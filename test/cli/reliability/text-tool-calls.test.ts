@@ -2,14 +2,14 @@
  * Hardening (issue 13, item 7) through the CLI: an answer that is a JSON object with a `tool_call`
  * key (or `<tool_call>` tags) is the final answer, never a call, unless the spec opts in with
  * `model.textToolCalls: true`. Streamed and non-streamed answers; the parser itself is tested in
- * test/provider-compat-text-calls.test.ts and test/loop-control.test.ts.
+ * test/provider/compat/text-calls.test.ts and test/loop/control.test.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { eventsOf, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { eventsOf, expectRunEnded, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-hardening-text-calls-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,7 +22,7 @@ afterEach(async () => {
 const JSON_CALL = '{"tool_call": {"name": "echo", "arguments": {"text": "ran"}}}';
 const TAGGED_CALL = 'Sure.\n<tool_call>{"name": "echo", "arguments": {"text": "ran"}}</tool_call>';
 
-describe("item 7: text that looks like a tool call is an answer unless the spec opts in", () => {
+describe("text that looks like a tool call is an answer unless the spec opts in", () => {
   for (const [slug, form, content] of [["json", "a JSON {tool_call} answer", JSON_CALL], ["tags", "<tool_call> tags", TAGGED_CALL]] as const) {
     for (const stream of [true, false]) {
       const how = stream ? "streamed" : "non-streamed";
@@ -50,9 +50,9 @@ describe("item 7: text that looks like a tool call is an answer unless the spec 
   }
 });
 
-describe("issue 18, item 3c: the text-call parser is linear in the answer's length", () => {
+describe("the text-call parser is linear in the answer's length", () => {
   it("a 1 MB hostile answer (a fence, then a megabyte of line breaks and spaces, no closing fence) parses in under 1 s", async () => {
-    const { parseTextToolCalls } = await import("../src/provider/text-tool-calls.js");
+    const { parseTextToolCalls } = await import("../../../src/provider/text-tool-calls.js");
     const hostile = [
       "```\n" + "\n".repeat(1_000_000) + "tool_call",
       "```json" + " \n".repeat(500_000) + '{"tool_call": 1}',

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { MAX_RESULT_CHARS } from "../src/loop/execute.js";
-import { defineTool, toolResult } from "../src/tools/define.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { echoTool, runScripted, textOf, toolMessages } from "./helpers/loop.js";
-import { eventsOf, expectRunEnded, writeSpec, yiem } from "./fixtures/battery/harness.js";
+import { MAX_RESULT_CHARS } from "../../../src/loop/execute.js";
+import { defineTool, toolResult } from "../../../src/tools/define.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { echoTool, runScripted, textOf, toolMessages } from "../../support/loop.js";
+import { eventsOf, expectRunEnded, writeSpec, yiem } from "../../fixtures/battery/harness.js";
 
 const call = (id: string, name: string, args: object = {}) => ({ id, name, arguments: JSON.stringify(args) });
 const FIFTY_MB = 50 * 1024 * 1024;

@@ -7,10 +7,10 @@
  * unparseable arguments.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildRequestBody, wireArguments } from "../src/provider/wire.js";
-import { reply, startChatServer, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { buildRequestBody, wireArguments } from "../../../src/provider/wire.js";
+import { reply, startChatServer, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let streaming: CompatProject;
 let plain: CompatProject;

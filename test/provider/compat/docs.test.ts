@@ -1,12 +1,12 @@
 /**
  * Issue 12 item 8: docs/compatibility.md's server table names only test files that exist and
- * profiles that test/helpers/server-profiles.ts defines, and every profile is named in it.
+ * profiles that test/support/server-profiles.ts defines, and every profile is named in it.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { profiles } from "./helpers/server-profiles.js";
-import { repoRoot } from "./helpers/cli.js";
+import { profiles } from "../../support/server-profiles.js";
+import { repoRoot } from "../../support/cli.js";
 
 const doc = readFileSync(join(repoRoot, "docs", "compatibility.md"), "utf8");
 const rows = doc

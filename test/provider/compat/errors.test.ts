@@ -3,10 +3,10 @@
  * run ends with exit 1 (docs/reliability.md). Each case is one real server's shape.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { describeErrorBody, describeNonJson } from "../src/provider/server-errors.js";
-import { SseParser } from "../src/provider/openai-stream.js";
-import { RawSse, reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { describeErrorBody, describeNonJson } from "../../../src/provider/server-errors.js";
+import { SseParser } from "../../../src/provider/openai-stream.js";
+import { RawSse, reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let project: CompatProject;
 let plain: CompatProject;

@@ -4,12 +4,12 @@
  * answered by one resend with `max_completion_tokens`, so the default spec works with them.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { buildRequestBody } from "../src/provider/wire.js";
-import { refusesMaxTokens } from "../src/provider/resend.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject } from "./helpers/compat-cli.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { buildRequestBody } from "../../../src/provider/wire.js";
+import { refusesMaxTokens } from "../../../src/provider/resend.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject } from "../../support/compat-cli.js";
+import { runCliInProcess as runCli } from "../../support/cli-in-process.js";
 
 let server: ChatServer | undefined;
 afterEach(async () => {

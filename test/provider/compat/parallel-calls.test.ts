@@ -5,10 +5,10 @@
  * continues one call.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { StreamAssembler } from "../src/provider/openai-stream.js";
-import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer, type ServerProfile } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { StreamAssembler } from "../../../src/provider/openai-stream.js";
+import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer, type ServerProfile } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let project: CompatProject;
 let server: ChatServer | undefined;

@@ -4,17 +4,17 @@
  * it without reasoning_details), Mistral and Gemini (refuse any unknown message field).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createOpenAIProvider } from "../src/provider/openai.js";
-import { StreamAssembler } from "../src/provider/openai-stream.js";
-import { toWireMessages } from "../src/provider/wire.js";
-import { reasoningFor, reasoningOrigin } from "../src/provider/reasoning.js";
-import { refusesField } from "../src/provider/server-errors.js";
+import { createOpenAIProvider } from "../../../src/provider/openai.js";
+import { StreamAssembler } from "../../../src/provider/openai-stream.js";
+import { toWireMessages } from "../../../src/provider/wire.js";
+import { reasoningFor, reasoningOrigin } from "../../../src/provider/reasoning.js";
+import { refusesField } from "../../../src/provider/server-errors.js";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ModelError, type ChatMessage } from "../src/provider/types.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { ModelError, type ChatMessage } from "../../../src/provider/types.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let project: CompatProject;
 let server: ChatServer | undefined;

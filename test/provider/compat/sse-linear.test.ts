@@ -4,9 +4,9 @@
  * it only guards against quadratic blow-up (re-scanning the growing line per piece).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { SseParser } from "../src/provider/openai-stream.js";
-import { createOpenAIProvider } from "../src/provider/openai.js";
-import { startChatServer, streamChunk, type ChatServer } from "./helpers/chat-server.js";
+import { SseParser } from "../../../src/provider/openai-stream.js";
+import { createOpenAIProvider } from "../../../src/provider/openai.js";
+import { startChatServer, streamChunk, type ChatServer } from "../../support/chat-server.js";
 
 let server: ChatServer | undefined;
 afterEach(async () => {

@@ -5,10 +5,10 @@
  * with the server's message, `false` never streams.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { refusesStreamingWithTools } from "../src/provider/resend.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { refusesStreamingWithTools } from "../../../src/provider/resend.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let byDefault: CompatProject;
 let always: CompatProject;

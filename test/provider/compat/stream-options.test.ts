@@ -4,11 +4,11 @@
  * and the run stops sending it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createOpenAIProvider } from "../src/provider/openai.js";
-import { ModelError, type RetryInfo } from "../src/provider/types.js";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject } from "./helpers/compat-cli.js";
+import { createOpenAIProvider } from "../../../src/provider/openai.js";
+import { ModelError, type RetryInfo } from "../../../src/provider/types.js";
+import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject } from "../../support/compat-cli.js";
 
 let server: ChatServer | undefined;
 afterEach(async () => {

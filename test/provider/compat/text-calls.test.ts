@@ -5,10 +5,10 @@
  * `x_groq.usage`.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseTextToolCalls } from "../src/provider/text-tool-calls.js";
-import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { parseTextToolCalls } from "../../../src/provider/text-tool-calls.js";
+import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 const projects: Record<string, CompatProject> = {};
 let server: ChatServer | undefined;
@@ -78,7 +78,7 @@ describe("<tool_call> tags (textToolCalls: true)", () => {
     server.assertClean();
   });
 
-  it("off by default (issue 13 item 7): a whole-answer {\"tool_call\": …} is the final answer and nothing runs, streamed or not; exit 0", async () => {
+  it("off by default: a whole-answer {\"tool_call\": …} is the final answer and nothing runs, streamed or not; exit 0", async () => {
     for (const [p, turn] of [[projects.plainJson, reply.json({ content: JSON_FORM_FENCED })], [projects.plainStream, reply.stream({ content: JSON_FORM_FENCED })]] as const) {
       server = await startChatServer([turn], { profile: profiles.lenient("no-tool-parser") });
       const r = await p.run(server);

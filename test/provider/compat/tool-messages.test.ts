@@ -3,9 +3,9 @@
  * calls the server sent without an id get ids unique across the whole run (not `call_0` every turn).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "./helpers/chat-server.js";
-import { profiles } from "./helpers/server-profiles.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
+import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { profiles } from "../../support/server-profiles.js";
+import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let streaming: CompatProject;
 let plain: CompatProject;

@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { packageRoot } from "../src/cache-dir.js";
-import { runCliInProcess as runCli } from "./support/cli-in-process.js";
+import { packageRoot } from "../../../src/cache-dir.js";
+import { runCliInProcess as runCli } from "../../support/cli-in-process.js";
 
 const saved = { YIEM_CACHE_DIR: process.env.YIEM_CACHE_DIR, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
 let root: string;
@@ -63,9 +63,9 @@ describe("a cache key inside the project is not trusted", () => {
 
     process.env.YIEM_CACHE_DIR = cacheDir;
     vi.resetModules();
-    const cache = (await import("../src/cache-dir.js")) as typeof import("../src/cache-dir.js");
+    const cache = (await import("../../../src/cache-dir.js")) as typeof import("../../../src/cache-dir.js");
     expect(cache.cacheKeyFolder()).toBe(path.join(root, "user-cache", "yiem"));
-    const modules = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
+    const modules = (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js");
     const tool = (await modules.importModule(file)).default as { description: string };
     expect(tool.description).toBe("reviewed");
     expect(existsSync(marker)).toBe(false);
@@ -81,7 +81,7 @@ describe("a cache key inside the project is not trusted", () => {
   });
 
   it("which folders count as a project: the working folder and below, folders under a project marker; not home or above", async () => {
-    const { insideProject } = await import("../src/cache-dir.js");
+    const { insideProject } = await import("../../../src/cache-dir.js");
     const home = path.join(root, "home");
     mkdirSync(path.join(home, "proj", "deep"), { recursive: true });
     writeFileSync(path.join(home, "proj", "package.json"), "{}");

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cacheBaseFor, cacheKeyFolder, packageRoot, pruneCacheFolder, trustedCacheFolder } from "../src/cache-dir.js";
+import { cacheBaseFor, cacheKeyFolder, packageRoot, pruneCacheFolder, trustedCacheFolder } from "../../../src/cache-dir.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const saved = { YIEM_CACHE_DIR: process.env.YIEM_CACHE_DIR, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
@@ -46,9 +46,9 @@ afterEach(() => {
 async function fresh() {
   vi.resetModules();
   return {
-    modules: (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js"),
-    cache: (await import("../src/tools/modules/cache.js")) as typeof import("../src/tools/modules/cache.js"),
-    config: (await import("../src/config/load.js")) as typeof import("../src/config/load.js"),
+    modules: (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js"),
+    cache: (await import("../../../src/tools/modules/cache.js")) as typeof import("../../../src/tools/modules/cache.js"),
+    config: (await import("../../../src/config/load.js")) as typeof import("../../../src/config/load.js"),
   };
 }
 
@@ -63,7 +63,7 @@ function source(relative: string, text: string): string {
 }
 
 /** Writes the project `p/` with a spec named `name`; returns a loader of it through `config`. */
-function specProject(name: string): (config: typeof import("../src/config/load.js")) => ReturnType<typeof import("../src/config/load.js").loadSpec> {
+function specProject(name: string): (config: typeof import("../../../src/config/load.js")) => ReturnType<typeof import("../../../src/config/load.js").loadSpec> {
   source("p/package.json", "{}");
   source("p/agent.config.yaml", `name: ${name}\nmodel: m\n`);
   return (config) => config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false });

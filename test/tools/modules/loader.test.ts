@@ -5,11 +5,11 @@ import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { importModule } from "../src/tools/modules/index.js";
-import { loadToolFile } from "../src/tools/loader.js";
-import { TOOL_KIT_EXPORTS } from "../src/tools/modules/interop.js";
-import * as library from "../src/index.js";
-import { repoRoot } from "./helpers/cli.js";
+import { importModule } from "../../../src/tools/modules/index.js";
+import { loadToolFile } from "../../../src/tools/loader.js";
+import { TOOL_KIT_EXPORTS } from "../../../src/tools/modules/interop.js";
+import * as library from "../../../src/index.js";
+import { repoRoot } from "../../support/cli.js";
 
 let root: string;
 let cacheDir: string;
@@ -290,13 +290,13 @@ describe("evaluation once per content", () => {
     expect(text).toContain("const n = 1");
     expect(text).not.toContain(": string");
     // A fresh module instance (as in a new process) takes the cached code; a pack edited by anyone
-    // but yiem fails its signature and is not used (test/hardening-cache.test.ts).
+    // but yiem fails its signature and is not used (test/tools/modules/cache-safety.test.ts).
     vi.resetModules();
-    const cache = (await import("../src/tools/modules/cache.js")) as typeof import("../src/tools/modules/cache.js");
+    const cache = (await import("../../../src/tools/modules/cache.js")) as typeof import("../../../src/tools/modules/cache.js");
     expect(cache.readCachedCode(file, cache.cacheKey(file, await readFile(file, "utf8")))).toContain('const origin = "transformed"');
     await writeFile(pack, text.replace('"transformed"', '"from cache!"'));
     vi.resetModules();
-    const fresh = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
+    const fresh = (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js");
     expect((await fresh.importModule(file)).origin).toBe("transformed");
   });
 
@@ -312,7 +312,7 @@ describe("evaluation once per content", () => {
     await new Promise((resolve) => setImmediate(resolve)); // the pack is written after the burst of loads
 
     vi.resetModules();
-    const cache = (await import("../src/tools/modules/cache.js")) as typeof import("../src/tools/modules/cache.js");
+    const cache = (await import("../../../src/tools/modules/cache.js")) as typeof import("../../../src/tools/modules/cache.js");
     expect(cache.readCachedIfUnchanged(old)?.code).toContain('const v = "one"');
     expect(cache.readCachedIfUnchanged(fresh)).toBeNull(); // written within 2 s of being read
 
@@ -322,7 +322,7 @@ describe("evaluation once per content", () => {
     await utimes(old, atime, mtime);
     expect(cache.readCachedIfUnchanged(old)).toBeNull();
     vi.resetModules();
-    const loader = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
+    const loader = (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js");
     expect((await loader.importModule(old)).v).toBe("two");
   });
 
@@ -334,7 +334,7 @@ describe("evaluation once per content", () => {
     const packs = (await readdir(join(cacheDir, "modules"))).map((name) => join(cacheDir, "modules", name));
     for (const pack of packs) await writeFile(pack, "garbage");
     vi.resetModules();
-    const fresh = (await import("../src/tools/modules/index.js")) as typeof import("../src/tools/modules/index.js");
+    const fresh = (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js");
     expect((await fresh.importModule(file)).ok).toBe(true);
     await new Promise((resolve) => setImmediate(resolve));
     const rewritten = await Promise.all(packs.map((pack) => readFile(pack, "utf8").catch(() => "")));

@@ -1,6 +1,6 @@
 /** Syntax checks without running code (src/tools/modules/syntax.ts), as the tool generator uses them. */
 import { describe, expect, it } from "vitest";
-import { findSyntaxProblem } from "../src/tools/modules/syntax.js";
+import { findSyntaxProblem } from "../../../src/tools/modules/syntax.js";
 
 const body = (source: string) => findSyntaxProblem(source, "executeCode.ts", { bodyOnly: true });
 const file = (source: string) => findSyntaxProblem(source, "tool.ts", { bodyOnly: false });
