@@ -139,7 +139,7 @@ describe("interpolation", () => {
 describe("paths", () => {
   it("resolves spec paths against the spec's folder, whatever the cwd", async () => {
     const p = project({
-      "cfg/agent.config.yaml": readFileSync(path.join(import.meta.dirname, "fixtures/config/full.agent.config.yaml"), "utf8"),
+      "cfg/agent.config.yaml": readFileSync(path.join(import.meta.dirname, "../fixtures/config/full.agent.config.yaml"), "utf8"),
       "cfg/prompts/system.md": "From a file.\n",
       "cfg/runs/demo.jsonl": "{}\n",
       "cfg/tools/": "",
