@@ -2,7 +2,7 @@
  * Preload (`node --import ./bench/lib/trace-modules.mjs …`) that appends every module the process
  * loads to the file named by `YIEM_TRACE_MODULES`, one resolved URL or path per line: ES modules
  * through a resolve hook (module.register), CommonJS through Module._load. Used by
- * test/startup.test.ts and for start-up diagnosis; it changes nothing else.
+ * test/e2e/startup.test.ts and for start-up diagnosis; it changes nothing else.
  */
 import { appendFileSync } from "node:fs";
 import Module, { register } from "node:module";

@@ -61,6 +61,11 @@ export function exitProcess(code: number): never {
   return realExit(code);
 }
 
+/** Releases the installed guard, if any (an in-process CLI call hands the process back; see cli/io.ts). */
+export function releaseChannels(): void {
+  active?.release();
+}
+
 /** Error thrown where tool or hook code called `process.exit`. */
 export class ExitCalledError extends Error {
   constructor(readonly code: unknown) {

@@ -10,24 +10,22 @@
  *   that never returns, a tool's timer that spins), with the same code, running no more
  *   listeners. Events the reader has not taken by then are lost.
  */
-import { closeSync, openSync } from "node:fs";
-import { exitProcess } from "../channels/guard.js";
-import { startWatchdog } from "./watchdog.js";
+import type { CliIo } from "./io.js";
 
 const DEFAULT_EXIT_GRACE_MS = 2000;
 
-export function exitGraceMs(): number {
-  const raw = process.env.YIEM_EXIT_GRACE_MS;
+export function exitGraceMs(env: NodeJS.ProcessEnv): number {
+  const raw = env.YIEM_EXIT_GRACE_MS;
   const fromEnv = Number(raw);
   return raw !== undefined && raw !== "" && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : DEFAULT_EXIT_GRACE_MS;
 }
 
 /** `flushed`, but for at most the grace, and not past an abort of `signal`. Never rejects. */
-export async function settleWithin(flushed: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+export async function settleWithin(flushed: Promise<unknown>, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const bounded = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, exitGraceMs());
+    timer = setTimeout(resolve, exitGraceMs(env));
     timer.unref();
     if (signal) {
       onAbort = resolve;
@@ -44,17 +42,6 @@ export async function settleWithin(flushed: Promise<unknown>, signal?: AbortSign
 }
 
 /** From now on, the process ends with `code` within the grace, whatever holds it (rules above). */
-export function armExitBound(code: number): void {
-  startWatchdog(Date.now(), () => {
-    try {
-      // Node prints a note about the watchdog's inspector session on the way out: stderr holds events only.
-      closeSync(2);
-      openSync("/dev/null", "w");
-    } catch {
-      // exiting anyway
-    }
-    const reallyExit = (process as unknown as { reallyExit?: (code: number) => never }).reallyExit;
-    if (typeof reallyExit === "function") reallyExit.call(process, code);
-    exitProcess(code);
-  }, 2 * exitGraceMs());
+export function armExitBound(code: number, io: Pick<CliIo, "env" | "host">): void {
+  io.host.armExitBound(code, 2 * exitGraceMs(io.env));
 }

@@ -2,21 +2,19 @@
 import { randomUUID } from "node:crypto";
 import { printResultJsonSync, unfinishedResult } from "./output.js";
 import { ownWrite } from "../channels/guard.js";
+import type { CliIo } from "./io.js";
 
-/** A problem with how yiem was called (flags, prompt, files named on the command line). */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+export { UsageError } from "../errors.js";
 
 /**
- * Writes a usage error to stderr before any event sink exists: `yiem: message` as text, or, for
- * commands whose stderr is an event stream in ndjson mode, one `agentEnd` event (stopReason error).
- * With `result` (`yiem run --output json`), stdout also gets the run's one JSON result, with the
- * same runId and the given exit code.
+ * Writes a usage error to `io.stderr` before any event sink exists: `yiem: message` as text, or,
+ * for commands whose stderr is an event stream in ndjson mode, one `agentEnd` event (stopReason
+ * error). With `result` (`yiem run --output json`), stdout also gets the run's one JSON result,
+ * with the same runId and the given exit code.
  */
-export function reportUsageError(message: string, format: "text" | "ndjson" = "text", result?: { exitCode: number }): void {
+export function reportUsageError(io: Pick<CliIo, "stdout" | "stderr">, message: string, format: "text" | "ndjson" = "text", result?: { exitCode: number }): void {
   const runId = randomUUID();
-  if (result) printResultJsonSync(unfinishedResult({ runId, stopReason: "error", error: message }), result.exitCode);
+  if (result) printResultJsonSync(io.stdout, unfinishedResult({ runId, stopReason: "error", error: message }), result.exitCode);
   if (format === "ndjson") {
     const event = {
       type: "agentEnd",
@@ -30,8 +28,8 @@ export function reportUsageError(message: string, format: "text" | "ndjson" = "t
       durationMs: 0,
       error: message,
     };
-    ownWrite(() => process.stderr.write(`${JSON.stringify(event)}\n`));
+    ownWrite(() => io.stderr.write(`${JSON.stringify(event)}\n`));
     return;
   }
-  ownWrite(() => process.stderr.write(`yiem: ${message}\n`));
+  ownWrite(() => io.stderr.write(`yiem: ${message}\n`));
 }

@@ -1,6 +1,7 @@
 /** Process exit codes (CONTRACT §4; docs/reliability.md). */
 import { constants } from "node:os";
 import type { StopReason } from "../loop/types.js";
+import { errorKindOf, type YiemError } from "../errors.js";
 
 export const EXIT = {
   ok: 0,
@@ -35,6 +36,25 @@ export function exitCodeFor(stopReason: StopReason, signal?: NodeJS.Signals | nu
     case "aborted":
       return exitCodeForSignal(signal);
     case "error":
+      return EXIT.failure;
+  }
+}
+
+/**
+ * The exit code for an error that ended a command: the one mapping of error kinds
+ * (../errors.ts) to codes. usage and config 2, limit 3, signal 128 + its number, anything else 1.
+ */
+export function exitCodeForError(error: unknown): number {
+  const kind = errorKindOf(error);
+  switch (kind) {
+    case "usage":
+    case "config":
+      return EXIT.usage;
+    case "limit":
+      return EXIT.limit;
+    case "signal":
+      return exitCodeForSignal((error as YiemError).signal);
+    case "runtime":
       return EXIT.failure;
   }
 }

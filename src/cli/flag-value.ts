@@ -2,18 +2,19 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { UsageError } from "./errors.js";
+import type { CliIo } from "./io.js";
 
 /**
  * A flag value that is inline text, `@file` (read relative to the current folder), or `-` (all
- * of stdin, when `allowStdin`).
+ * of stdin, when `allowStdin`); the folder and stdin are the call's (../io.ts).
  */
-export async function readFlagValue(flag: string, value: string, options: { allowStdin?: boolean } = {}): Promise<string> {
-  if (value === "-" && options.allowStdin) return readAllStdin();
+export async function readFlagValue(flag: string, value: string, io: Pick<CliIo, "cwd" | "stdin">, options: { allowStdin?: boolean } = {}): Promise<string> {
+  if (value === "-" && options.allowStdin) return readAllStdin(io.stdin);
   if (value.startsWith("@")) {
     const file = value.slice(1);
     if (file === "") throw new UsageError(`--${flag} @FILE: name a file after "@"`);
     try {
-      return await readFile(resolve(file), "utf8");
+      return await readFile(resolve(io.cwd, file), "utf8");
     } catch (error) {
       throw new UsageError(`--${flag}: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
@@ -21,8 +22,8 @@ export async function readFlagValue(flag: string, value: string, options: { allo
   return value;
 }
 
-async function readAllStdin(): Promise<string> {
+async function readAllStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -1,6 +1,6 @@
 /**
  * What `--help` shows beyond the flags: examples, the environment variables yiem reads and the
- * exit codes (kept in step with docs/cli.md by test/cli-help.test.ts). Plain strings only: this
+ * exit codes (kept in step with docs/cli.md by test/cli/help.test.ts). Plain strings only: this
  * module is loaded on every start-up.
  */
 import type { Argv } from "yargs";

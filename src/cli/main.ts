@@ -8,8 +8,9 @@ import { join } from "node:path";
 import { packageRoot } from "../cache-dir.js";
 import type { Argv } from "yargs";
 import { requireCjs } from "../require-cjs.js";
-import { exitProcess } from "../channels/guard.js";
+import { releaseChannels } from "../channels/guard.js";
 import { reportUsageError } from "./errors.js";
+import type { CliIo } from "./io.js";
 import { withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
@@ -28,25 +29,7 @@ function loadYargs(): typeof import("yargs").default {
   return requireCjs("yargs/yargs") as typeof import("yargs").default;
 }
 
-/**
- * V8 settings for `yiem run` (a short-lived process); both flags are read when used, so setting
- * them at start-up takes effect (measured in docs/performance.md, "Memory"):
- * - WebAssembly is compiled by the baseline compiler only. The one WebAssembly module a run
- *   normally has is undici's HTTP parser (behind `fetch`); tiering it up to the optimising
- *   compiler peaks at ~30 MB RSS and delays the exit by ~0.1 s, for no measurable gain on
- *   API-sized responses.
- * - The young generation keeps its initial size instead of doubling up to 2 × 16 MB under the
- *   allocation of start-up and streaming (~−12 MB RSS).
- * Other commands are left alone: they make no HTTP request, loading node:v8 costs ~5 ms, and
- * transpiling many tools on a cold cache is slower with a small young generation.
- */
-async function tuneV8ForRun(): Promise<void> {
-  const { setFlagsFromString } = await import("node:v8");
-  setFlagsFromString("--liftoff-only");
-  setFlagsFromString("--semi-space-growth-factor=1");
-}
-
-type Handler = (argv: Record<string, unknown>) => Promise<number>;
+type Handler = (argv: Record<string, unknown>, io: CliIo) => Promise<number>;
 
 /**
  * The command modules, imported only when their command runs. yargs parses and validates, then
@@ -87,17 +70,31 @@ function withSpecKeyOptions<T>(y: Argv<T>) {
     .option("set", { type: "string", describe: "Set any spec key: KEY.PATH=VALUE, the value read as YAML (repeatable)" });
 }
 
-export async function main(args: string[]): Promise<void> {
-  if (args[0] === "run") await tuneV8ForRun();
+/**
+ * Runs one `yiem` command line against `io` (./io.ts) and returns its exit code. It never ends
+ * the process: bin/yiem.js exits with the code (see ./host/process-io.ts for the real io).
+ */
+export async function main(args: string[], io: CliIo): Promise<number> {
+  try {
+    return await runCommandLine(args, io);
+  } finally {
+    // The channel guard a command installed (../channels/guard.ts) is the process's: an
+    // in-process call hands it back; the real process keeps it until it exits.
+    if (io.host.releasesChannels) releaseChannels();
+  }
+}
+
+async function runCommandLine(args: string[], io: CliIo): Promise<number> {
   if (args[0] === "completion" || args[0] === "__complete") {
     const { completionCommand } = await import("./completion/command.js");
-    exitProcess(await completionCommand(args));
+    return completionCommand(args, io);
   }
   // `yiem run … -- WORDS`: every word after `--` is a prompt word, never a flag (yargs drops them).
   const { options: optionArgs, rest: promptAfterDashes } = splitAtDashes(args);
   args = bareAgentFlag(optionArgs);
   const yargs = loadYargs();
-  const cli = yargs(joinDashValues(args))
+  let usageFailure: string | undefined;
+  const cli = yargs()
     .scriptName("yiem")
     .usage("$0 <command> [options]\n\nRun LLM agents from the shell: a YAML spec in, the answer on stdout, NDJSON events on stderr.")
     .command(
@@ -171,44 +168,55 @@ export async function main(args: string[]): Promise<void> {
     .alias("version", "V")
     .help()
     .alias("help", "h")
-    .wrap(Math.min(110, process.stdout.columns || 100))
+    .wrap(Math.min(110, io.stdout.columns || 100))
+    // yargs neither exits nor prints: help, version and completion text come back as `output`
+    // (written to io.stdout below), a usage problem as `usageFailure`.
+    .exitProcess(false)
     .fail((message, error) => {
       if (error instanceof Error && error.name !== "YError") throw error;
-      const text = message ?? error?.message ?? "invalid usage";
-      reportUsageError(describeUsageError(text, args, commandShape(cli)), usageErrorFormat(args), jsonResult(args, EXIT.usage));
-      process.exit(EXIT.usage);
+      // Described here, while yargs still knows which command it was parsing.
+      usageFailure ??= describeUsageError(message ?? error?.message ?? "invalid usage", args, commandShape(cli));
     });
   withRootHelp(cli);
   skipHelpCache(cli);
-  const argv = (await cli.parseAsync()) as Record<string, unknown>;
+  let output = "";
+  const argv = (await cli.parseAsync(joinDashValues(args), {}, (_error: unknown, _argv: unknown, text: string) => {
+    output = text;
+  })) as Record<string, unknown>;
+  if (usageFailure !== undefined) {
+    reportUsageError(io, usageFailure, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
+    return EXIT.usage;
+  }
+  if (output !== "" || (cli as unknown as { getInternalMethods(): { getHasOutput(): boolean } }).getInternalMethods().getHasOutput()) {
+    // --help, --version, the completion script: yargs' text, as its own console.log would print it.
+    if (output !== "") await (await import("./output.js")).printText(output, io.stdout);
+    return EXIT.ok;
+  }
   if (args[0] === "run" || args[0] === "config") keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const words = (argv._ as unknown[]).map(String);
   const load = COMMANDS[words[0] === "mcp" && words[1] === "serve" ? "mcp serve" : words[0]];
   if (!load) {
     // yargs' strict mode rejects unknown commands before this point.
-    reportUsageError(`unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args), jsonResult(args, EXIT.usage));
-    process.exit(EXIT.usage);
+    reportUsageError(io, `unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
+    return EXIT.usage;
   }
   const { handler } = await load();
   // A command whose promise can never settle (its event loop ran dry) fails instead of exiting 0;
-  // commands with an event stream register their own, more precise watcher (see drain.ts).
-  const { onEventLoopDrained, DRAINED_HINT } = await import("./drain.js");
-  const stopWatching = onEventLoopDrained(() => {
-    reportUsageError(`the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args), jsonResult(args, EXIT.failure));
-    exitProcess(EXIT.failure);
+  // commands with an event stream register their own, more precise watcher (see host/drain.ts).
+  const { DRAINED_HINT } = await import("./host/drain.js");
+  const stopWatching = io.host.onEventLoopDrained(() => {
+    reportUsageError(io, `the command stopped before it finished: ${DRAINED_HINT}`, usageErrorFormat(args, io), jsonResult(args, EXIT.failure));
+    io.host.exitNow(EXIT.failure);
   });
-  let code: number;
   try {
-    code = await handler(argv);
-  } catch (error) {
-    // bin/yiem.js reports it as an internal error (exit 1); a drained loop is not the cause.
+    // Handlers flush stdout and stderr before returning, so exiting with the code cannot lose
+    // output, and a tool that ignored its abort signal cannot keep a finished run alive.
+    return await handler(argv, io);
+  } finally {
+    // A thrown error is reported by bin/yiem.js as an internal error (exit 1); a drained loop is not the cause.
     stopWatching();
-    throw error;
   }
-  // Handlers flush stdout and stderr before returning, so exiting here cannot lose output, and a
-  // tool that ignored its abort signal cannot keep a finished run alive.
-  exitProcess(code);
 }
 
 /**
@@ -287,11 +295,11 @@ function bareAgentFlag(args: string[]): string[] {
  * How a usage error is written: `yiem run` and `yiem tools call` in ndjson mode (by --events, or by
  * default when stderr is not a TTY) keep stderr machine-readable with a lone agentEnd event.
  */
-function usageErrorFormat(args: string[]): "ndjson" | "text" {
+function usageErrorFormat(args: string[], io: CliIo): "ndjson" | "text" {
   const eventsCommand = args[0] === "run" || (args[0] === "tools" && args[1] === "call");
   if (!eventsCommand) return "text";
   const mode = flagValue(args, "--events");
-  return (mode ?? (process.stderr.isTTY ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
+  return (mode ?? (io.isTTY.stderr ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
 }
 
 /** For `yiem run --output json`: a usage error still prints the one JSON result (cli/output.ts). */

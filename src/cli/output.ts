@@ -18,7 +18,6 @@
  *   (EPIPE, e.g. `| head`) is not an error: the output is simply dropped.
  */
 import { writeSync } from "node:fs";
-import { isatty } from "node:tty";
 import { ownWrite } from "../channels/guard.js";
 import type { RunResult } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
@@ -102,9 +101,13 @@ export function unfinishedResult(outcome: Pick<RunResult, "runId" | "stopReason"
  * The JSON result written at once, for an exit that cannot wait for a stream (a second signal,
  * the watchdog, a usage error before anything else started). Never throws.
  */
-export function printResultJsonSync(result: RunResult, exitCode: number, sessionId: string | null = null): void {
+export function printResultJsonSync(stream: NodeJS.WritableStream, result: RunResult, exitCode: number, sessionId: string | null = null): void {
   try {
-    writeSync(1, jsonLine(resultToJson(result, exitCode, sessionId), isatty(1), undefined));
+    const line = jsonLine(resultToJson(result, exitCode, sessionId), isTTY(stream), undefined);
+    // A stream on a file descriptor (the process's stdout) is written at once, past its queue.
+    const fd = (stream as { fd?: unknown }).fd;
+    if (typeof fd === "number") writeSync(fd, line);
+    else ownWrite(() => stream.write(line));
   } catch {
     // stdout is gone: nothing to add
   }
@@ -114,7 +117,7 @@ export function printResultJsonSync(result: RunResult, exitCode: number, session
 export function printResult(
   result: RunResult,
   format: OutputFormat,
-  stream: NodeJS.WritableStream = process.stdout,
+  stream: NodeJS.WritableStream,
   exitCode: number = exitCodeFor(result.stopReason),
   sessionId: string | null = null,
 ): Promise<void> {
@@ -133,14 +136,14 @@ export interface PrintJsonOptions {
 /** Prints any JSON value and a newline (for `config --json`, `tools list --json`, …). */
 export function printJson(
   value: unknown,
-  stream: NodeJS.WritableStream = process.stdout,
+  stream: NodeJS.WritableStream,
   options: PrintJsonOptions = {},
 ): Promise<void> {
   return writeJsonLine(value, stream, options.indent ?? 2);
 }
 
 /** Prints text, adding a newline unless it already ends with one; prints nothing for "". */
-export function printText(text: string, stream: NodeJS.WritableStream = process.stdout): Promise<void> {
+export function printText(text: string, stream: NodeJS.WritableStream): Promise<void> {
   if (text === "") return Promise.resolve();
   const safe = forTerminal(text, stream);
   return writeOut(stream, safe.endsWith("\n") ? safe : `${safe}\n`);

@@ -17,21 +17,21 @@ import type { ResolvedSpec } from "../config/types.js";
 import { fileKind } from "../regular-file.js";
 import { UsageError } from "./errors.js";
 import { loadProblemMessage, type LoadProblem } from "./setup.js";
-import { stdinIsReadable } from "./stdin.js";
+import type { CliIo } from "./io.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 import { NO_PROMPT, promptInput } from "./prompt-input.js";
 
 
 /** The problems of `yiem run`'s command line that need neither the spec nor stdin's text. */
-export function commandLineProblems(argv: Record<string, unknown>): string[] {
+export function commandLineProblems(argv: Record<string, unknown>, io: CliIo): string[] {
   const problems: string[] = [];
   try {
-    promptInput(argv);
+    promptInput(argv, io.env);
   } catch (error) {
     problems.push((error as Error).message);
   }
   const words = [...((argv.prompt as unknown[] | undefined) ?? []), ...((argv["--"] as unknown[] | undefined) ?? [])].map(String);
-  const stdinComes = argv.stdin !== false && (argv.stdin === true || words.includes(STDIN_MARK) || stdinIsReadable());
+  const stdinComes = argv.stdin !== false && (argv.stdin === true || words.includes(STDIN_MARK) || io.stdinKind === "readable");
   if (words.filter((word) => word !== STDIN_MARK).join("").trim() === "" && argv.session === undefined && !stdinComes) problems.push(NO_PROMPT);
   for (const flag of ["session", "record"] as const) {
     if (argv[flag] === undefined) continue;
@@ -57,10 +57,10 @@ export function writtenFileProblem(file: string, noun: string): string | undefin
 }
 
 /** Under strict loading, the error naming every load problem; undefined when not strict or none. */
-export function strictLoadError(spec: ResolvedSpec, problems: LoadProblem[]): UsageError | undefined {
+export function strictLoadError(spec: ResolvedSpec, problems: LoadProblem[], cwd: string): UsageError | undefined {
   if (!spec.strict || problems.length === 0) return undefined;
   const why = spec.sources.strict === "flag" ? "--strict" : "strict: true in the spec";
-  const lines = problems.map((p) => (p.path ? `${displayPath(p.path, process.cwd())}: ${loadProblemMessage(p)}` : loadProblemMessage(p)));
+  const lines = problems.map((p) => (p.path ? `${displayPath(p.path, cwd)}: ${loadProblemMessage(p)}` : loadProblemMessage(p)));
   const head = `${problems.length} load problem${problems.length === 1 ? "" : "s"} (${why}), so the model was not called`;
   return new UsageError(`${head}:\n${lines.map((line) => `  ${line}`).join("\n")}`);
 }

@@ -25,7 +25,7 @@ export interface PromptInput {
 }
 
 /** The prompt words and stdin flags, checked (a usage error names the clash). */
-export function promptInput(argv: Record<string, unknown>): PromptInput {
+export function promptInput(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): PromptInput {
   const before = ((argv.prompt as string[] | undefined) ?? []).map(String);
   const after = ((argv["--"] as string[] | undefined) ?? []).map(String);
   const dashes = before.flatMap((word, at) => (word === STDIN_MARK ? [at] : []));
@@ -36,11 +36,11 @@ export function promptInput(argv: Record<string, unknown>): PromptInput {
     throw new UsageError("the prompt word - puts stdin text into the prompt, but --input-format ndjson reads stdin as messages; drop one of them");
   }
   const stdinMode: StdinMode = flag === false ? "never" : flag === true || dashes.length === 1 ? "wait" : "auto";
-  return { words: [...before.map((word) => (word === STDIN_MARK ? "-" : word)), ...after], stdinAt: dashes[0], stdinMode, graceMs: stdinGraceMs() };
+  return { words: [...before.map((word) => (word === STDIN_MARK ? "-" : word)), ...after], stdinAt: dashes[0], stdinMode, graceMs: stdinGraceMs(env) };
 }
 
-function stdinGraceMs(): number {
-  const value = process.env.YIEM_STDIN_GRACE;
+function stdinGraceMs(env: NodeJS.ProcessEnv): number {
+  const value = env.YIEM_STDIN_GRACE;
   if (value === undefined || value === "") return STDIN_GRACE_MS;
   try {
     return parseDuration(value);

@@ -23,6 +23,7 @@ import type { RunResult } from "../loop/types.js";
 import type { ChatMessage } from "../provider/types.js";
 import { UsageError } from "./errors.js";
 import { SessionStore, sessionStoreDir } from "../sessions/store.js";
+import type { CliIo } from "./io.js";
 import { SESSION_FORMAT, SESSION_FORMAT_VERSION, sessionMessages, type SessionFile, type SessionRun } from "../sessions/format.js";
 import { generateSessionId, resolveSessionId, sessionIdProblem } from "../sessions/ids.js";
 import { acquireSessionLock, SessionBusyError, type LockHolder, type SessionLock } from "../sessions/lock.js";
@@ -93,11 +94,11 @@ export interface OpenOptions {
 }
 
 /** Opens what `request` asks for (rules above); null when the run uses no stored session. */
-export async function openRunSession(request: SessionRequest, spec: ResolvedSpec, options: OpenOptions): Promise<RunSession | null> {
+export async function openRunSession(request: SessionRequest, spec: ResolvedSpec, options: OpenOptions, io: Pick<CliIo, "env" | "cwd">): Promise<RunSession | null> {
   if (request.kind === "none") return null;
-  const store = new SessionStore(sessionStoreDir());
+  const store = new SessionStore(sessionStoreDir(io.env));
   await store.checkFolder();
-  const scope = { spec: spec.configPath, folder: process.cwd() };
+  const scope = { spec: spec.configPath, folder: io.cwd };
   let source: SessionFile | null = null;
   if (request.kind !== "new") {
     const id = request.kind === "continue" ? await latestInScope(store, scope) : await resolveResume(store, request.resume!);

@@ -6,6 +6,7 @@ import type { ResolvedSpec, SpecOverrides, SpecSet } from "../config/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolLoadProblem } from "../tools/types.js";
 import type { McpSession } from "../mcp/session.js";
+import type { CliIo } from "./io.js";
 
 /** Maps yargs flags to spec overrides (names as in CONTRACT §4). */
 export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides {
@@ -58,12 +59,12 @@ function setsFromArgv(argv: Record<string, unknown>, list: (v: unknown) => strin
  * `--system` and `--append-system` as text: `@FILE` is read (relative to the current folder), as
  * for `--args`, `--schema` and `--code`. A file that cannot be read is a command-line problem.
  */
-async function readPromptFlags(argv: Record<string, unknown>, overrides: SpecOverrides, problems: string[]): Promise<void> {
+async function readPromptFlags(argv: Record<string, unknown>, io: CliIo, overrides: SpecOverrides, problems: string[]): Promise<void> {
   const { readFlagValue } = await import("./flag-value.js");
   for (const [flag, key] of [["system", "system"], ["append-system", "appendSystem"]] as const) {
     if (argv[flag] === undefined) continue;
     try {
-      overrides[key] = await readFlagValue(flag, String(argv[flag]));
+      overrides[key] = await readFlagValue(flag, String(argv[flag]), io);
     } catch (error) {
       problems.push((error as Error).message);
       delete overrides[key];
@@ -72,15 +73,15 @@ async function readPromptFlags(argv: Record<string, unknown>, overrides: SpecOve
 }
 
 /** The spec for `argv`; `commandLineProblems` (see config/types.ts) are reported with the spec's. */
-export async function loadSpecFromArgv(argv: Record<string, unknown>, requireModel: boolean, commandLineProblems: string[] = []): Promise<ResolvedSpec> {
+export async function loadSpecFromArgv(argv: Record<string, unknown>, io: CliIo, requireModel: boolean, commandLineProblems: string[] = []): Promise<ResolvedSpec> {
   const { loadSpec } = await import("../config/load.js");
   const overrides = overridesFromArgv(argv);
   const problems = [...commandLineProblems];
-  await readPromptFlags(argv, overrides, problems);
+  await readPromptFlags(argv, io, overrides, problems);
   return loadSpec({
-    cwd: process.cwd(),
+    cwd: io.cwd,
     configPath: argv.config === undefined ? undefined : String(argv.config),
-    env: process.env,
+    env: io.env,
     overrides,
     requireModel,
     commandLineProblems: problems,

@@ -6,13 +6,15 @@
  *   the moment the handlers are installed, also while tools load and stdin is read.
  * - A second one runs the `beforeForcedExit` callbacks (kill child groups, close the event
  *   stream) and exits at once with the first signal's code.
- * - The handlers stay installed until the process exits (commands end with process.exit).
+ * - The signals come from `io.signals` (../io.ts): the real process's, or a test's emitter. The
+ *   handlers stay installed for the rest of the call (a signal while the result is flushed still
+ *   ends it with its code); the forced-exit callbacks belong to this one call, never to the next.
  */
 import { exitCodeForSignal } from "./exit-codes.js";
-import { exitProcess } from "../channels/guard.js";
+import type { CliIo, CliSignal } from "./io.js";
 
 /** The signals that end a run. */
-const HANDLED_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+const HANDLED_SIGNALS: readonly CliSignal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
 export interface SignalHandling {
   controller: AbortController;
@@ -23,16 +25,12 @@ export interface SignalHandling {
    * `reason` as the abort reason (default: "received SIGNAL").
    */
   raise(signal: NodeJS.Signals, reason?: unknown): void;
+  /** Called with the signal on a second interrupt, just before exiting (e.g. to kill child groups). */
+  beforeForcedExit(callback: (signal: NodeJS.Signals) => void): void;
 }
 
-/** Called with the signal on a second interrupt, just before exiting (e.g. to kill child groups). */
-const onForcedExit: Array<(signal: NodeJS.Signals) => void> = [];
-
-export function beforeForcedExit(callback: (signal: NodeJS.Signals) => void): void {
-  onForcedExit.push(callback);
-}
-
-export function installSignalHandlers(): SignalHandling {
+export function installSignalHandlers(io: Pick<CliIo, "signals" | "host">): SignalHandling {
+  const onForcedExit: Array<(signal: NodeJS.Signals) => void> = [];
   const controller = new AbortController();
   let received: NodeJS.Signals | null = null;
   const handle = (signal: NodeJS.Signals, reason?: unknown) => {
@@ -44,15 +42,17 @@ export function installSignalHandlers(): SignalHandling {
           // exiting anyway
         }
       }
-      exitProcess(exitCodeForSignal(received));
+      io.host.exitNow(exitCodeForSignal(received));
+      return;
     }
     received = signal;
     controller.abort(reason ?? new Error(`received ${signal}`));
   };
-  for (const signal of HANDLED_SIGNALS) process.on(signal, (received: NodeJS.Signals) => handle(received));
+  for (const signal of HANDLED_SIGNALS) io.signals.on(signal, (received?: NodeJS.Signals) => handle(received ?? signal));
   return {
     controller,
     raise: handle,
+    beforeForcedExit: (callback) => onForcedExit.push(callback),
     get received() {
       return received;
     },

@@ -9,7 +9,7 @@
  * - `never` (`--no-stdin`): stdin is not touched.
  * - Once the first byte has arrived, stdin is always read to its end, however long it pauses.
  */
-import { fstatSync } from "node:fs";
+import type { CliIo } from "./io.js";
 
 /**
  * How long a prompt-given run waits for piped stdin to show any sign of life: long enough for a
@@ -20,23 +20,7 @@ export const STDIN_GRACE_MS = 5000;
 
 export type StdinMode = "auto" | "wait" | "never";
 
-export function stdinIsReadable(fd = 0): boolean {
-  try {
-    const stats = fstatSync(fd);
-    return stats.isFIFO() || stats.isFile() || stats.isSocket();
-  } catch {
-    return false;
-  }
-}
 
-/** True when fd 0 is an open terminal (a `--stdin` read then waits for Ctrl-D). */
-function stdinIsTerminal(fd = 0): boolean {
-  try {
-    return fstatSync(fd).isCharacterDevice() && process.stdin.isTTY === true;
-  } catch {
-    return false;
-  }
-}
 
 export interface ReadStdinOptions {
   /** When set, give up (returning `ignored`) if nothing at all arrives within this many ms. */
@@ -46,7 +30,8 @@ export interface ReadStdinOptions {
   /** Called once if stdin has not ended after `waitingAfterMs` (e.g. to tell a person why nothing happens). */
   onWaiting?: () => void;
   waitingAfterMs?: number;
-  stream?: NodeJS.ReadStream;
+  /** The call's stdin and what it is (../io.ts). */
+  io: Pick<CliIo, "stdin" | "stdinKind">;
 }
 
 export type StdinResult =
@@ -58,11 +43,12 @@ export type StdinResult =
   | { kind: "ignored"; graceMs: number };
 
 /** Reads stdin by the module rules. */
-export async function readStdin(options: ReadStdinOptions = {}): Promise<StdinResult> {
+export async function readStdin(options: ReadStdinOptions): Promise<StdinResult> {
   const mode = options.mode ?? "auto";
   if (mode === "never") return { kind: "none" };
-  const stream = options.stream ?? process.stdin;
-  if (!options.stream && !stdinIsReadable() && !(mode === "wait" && stdinIsTerminal())) return { kind: "none" };
+  const stream = options.io.stdin;
+  const kind = options.io.stdinKind;
+  if (kind !== "readable" && !(mode === "wait" && kind === "terminal")) return { kind: "none" };
   const graceMs = mode === "wait" ? undefined : options.graceMs;
   return new Promise((resolvePromise, rejectPromise) => {
     const chunks: Buffer[] = [];
@@ -82,7 +68,7 @@ export async function readStdin(options: ReadStdinOptions = {}): Promise<StdinRe
         stream.pause();
         // Let the process exit although the pipe stays open.
         (stream as unknown as { unref?: () => void }).unref?.();
-        stream.destroy();
+        (stream as unknown as { destroy?: () => void }).destroy?.();
       }
       resolvePromise(value);
     };

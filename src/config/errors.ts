@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import type { SpecPath } from "./parse.js";
+import { YiemError } from "../errors.js";
 
 export interface ConfigErrorDetails {
   /** Absolute path of the file at fault. */
@@ -16,7 +17,7 @@ export interface ConfigErrorDetails {
   specPath?: SpecPath;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends YiemError {
   readonly file?: string;
   readonly line?: number;
   readonly key?: string;
@@ -26,7 +27,7 @@ export class ConfigError extends Error {
   /** Set when the spec came from the cache (no line map); loadSpec then loads it again uncached. */
   fromCache?: boolean;
   constructor(message: string, details: ConfigErrorDetails = {}, options?: { cause?: unknown }) {
-    super(message, options);
+    super(message, "config", options);
     this.name = "ConfigError";
     this.file = details.file;
     this.line = details.line;

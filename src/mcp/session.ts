@@ -26,17 +26,8 @@ import { messageOf } from "../error-text.js";
 
 export type McpEmit = (body: AgentEventBody) => void;
 
-/** One or more required servers did not become ready (exit 1). */
-export class McpRequiredError extends Error {
-  constructor(
-    readonly failures: McpStartError[],
-    /** mcpServerError events of every failed server, in server order. */
-    readonly events: AgentEventBody[],
-  ) {
-    super(failures.map((f) => f.message).join("\n"));
-    this.name = "McpRequiredError";
-  }
-}
+export { McpRequiredError } from "./required-error.js";
+import { McpRequiredError } from "./required-error.js";
 
 export interface McpSession {
   /** For agentStart. */

@@ -23,6 +23,7 @@ import type { ToolRegistry } from "./registry.js";
 import { errorMessage, loadToolFile } from "./loader.js";
 import type { JsonSchema, Tool } from "./types.js";
 import { checkSchema } from "./validate.js";
+import { YiemError } from "../errors.js";
 import { findSyntaxProblem, type SyntaxProblem } from "./modules/syntax.js";
 
 /** Names the generator accepts (defined in define.ts, so the writeTool definition needs no generator). */
@@ -58,8 +59,11 @@ export interface ToolDraft {
 }
 
 /** A draft that cannot be written; the message says what to fix. */
-export class ToolDraftError extends Error {
+export class ToolDraftError extends YiemError {
   override readonly name = "ToolDraftError";
+  constructor(message: string) {
+    super(message, "usage");
+  }
 }
 
 type CodeField = "executeCode" | "validateCode" | "prepareCode";

@@ -9,18 +9,19 @@ import { secretValues } from "../../config/redact.js";
 import { createRedactor } from "../../loop/redact.js";
 import { modelServerURL } from "../../provider/reasoning.js";
 import { reportUsageError, UsageError } from "../errors.js";
-import { EXIT } from "../exit-codes.js";
+import { EXIT, exitCodeForError } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
 import { loadSpecFromArgv } from "../setup.js";
 import { formatTable, oneLine } from "../table.js";
 
 /** Each probe waits at most this long (or the spec's model.timeoutMs when shorter). */
 const PROBE_TIMEOUT_MS = 60_000;
 
-export async function handler(argv: Record<string, unknown>): Promise<number> {
-  let redact = createRedactor(secretValues(process.env));
+export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
+  let redact = createRedactor(secretValues(io.env));
   try {
-    const spec = await loadSpecFromArgv(argv, true);
-    redact = createRedactor(secretValues(process.env, [spec.model.apiKey]));
+    const spec = await loadSpecFromArgv(argv, io, true);
+    redact = createRedactor(secretValues(io.env, [spec.model.apiKey]));
     if (spec.model.replayFile) throw new UsageError(`yiem doctor probes a model server; the replay model ${JSON.stringify(spec.model.name)} has none (give --base-url and -m)`);
     const [{ runProbes }, { advise }, { printJson, printText }] = await Promise.all([
       import("../../doctor/probes.js"),
@@ -29,7 +30,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     ]);
     const baseURL = modelServerURL(spec.model.baseURL);
     const probes = await runProbes({
-      baseURL: spec.model.baseURL || process.env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+      baseURL: spec.model.baseURL || io.env.OPENAI_BASE_URL || "https://api.openai.com/v1",
       model: spec.model.name,
       apiKey: spec.model.apiKey,
       timeoutMs: Math.min(spec.model.timeoutMs || PROBE_TIMEOUT_MS, PROBE_TIMEOUT_MS),
@@ -37,10 +38,10 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     const advice = advise(probes, spec.model);
     const exitCode = advice.toolCalling === "none" ? EXIT.failure : EXIT.ok;
     if (argv.json) {
-      await printJson(redact({ model: spec.model.name, baseURL, toolCalling: advice.toolCalling, checks: probes, settings: advice.settings, exitCode }));
+      await printJson(redact({ model: spec.model.name, baseURL, toolCalling: advice.toolCalling, checks: probes, settings: advice.settings, exitCode }), io.stdout);
       return exitCode;
     }
-    const width = process.stdout.columns || 120;
+    const width = io.stdout.columns || 120;
     const lines = [
       `yiem doctor: model ${spec.model.name} at ${baseURL}`,
       "",
@@ -54,12 +55,11 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
       lines.push("", "Set in the spec:", ...advice.settings.map((s) => `  ${s.key}: ${String(s.value)}    # ${oneLine(s.reason)}`));
       lines.push("", "or on the command line:", `  ${advice.settings.map((s) => `--set ${s.key}=${String(s.value)}`).join(" ")}`);
     } else if (advice.toolCalling !== "none") lines.push("Nothing to set in the spec.");
-    await printText(redact(lines.join("\n")));
+    await printText(redact(lines.join("\n")), io.stdout);
     return exitCode;
   } catch (error) {
-    const name = (error as Error).name;
-    reportUsageError(redact((error as Error).message));
-    if (argv.debug && error instanceof Error && error.stack) reportUsageError(redact(error.stack));
-    return name === "ConfigError" || name === "UsageError" ? EXIT.usage : EXIT.failure;
+    reportUsageError(io, redact((error as Error).message));
+    if (argv.debug && error instanceof Error && error.stack) reportUsageError(io, redact(error.stack));
+    return exitCodeForError(error);
   }
 }

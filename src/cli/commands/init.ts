@@ -23,6 +23,7 @@ import { writeFileAtomic } from "../../tools/atomic-write.js";
 import { EXIT } from "../exit-codes.js";
 import { reportUsageError } from "../errors.js";
 import { installPaths, type InstallPaths } from "./init-paths.js";
+import type { CliIo } from "../io.js";
 
 const spec = (where: InstallPaths) => `# yiem agent spec. Every key is described in ${where.file("docs/spec.md")}.
 # yaml-language-server: $schema=${where.file("schema/agent.schema.json")}
@@ -68,12 +69,12 @@ export default defineTool({
 });
 `;
 
-export async function handler(argv: Record<string, unknown>): Promise<number> {
+export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const given = String(argv.dir ?? ".");
-  const dir = resolve(given);
+  const dir = resolve(io.cwd, given);
   const folderProblem = await makeFolder(given, dir);
   if (folderProblem) {
-    reportUsageError(folderProblem);
+    reportUsageError(io, folderProblem);
     return EXIT.usage;
   }
   const where = installPaths(dir);
@@ -85,7 +86,7 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   const existing = [];
   for (const { path } of targets) if (await exists(path)) existing.push(path);
   if (existing.length > 0) {
-    reportUsageError(`init would overwrite ${existing.join(", ")}; nothing was written`);
+    reportUsageError(io, `init would overwrite ${existing.join(", ")}; nothing was written`);
     return EXIT.usage;
   }
   const notFolders = new Set<string>();
@@ -96,20 +97,20 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     }
   }
   if (notFolders.size > 0) {
-    reportUsageError(`init needs ${[...notFolders].join(", ")} to be a folder; nothing was written`);
+    reportUsageError(io, `init needs ${[...notFolders].join(", ")} to be a folder; nothing was written`);
     return EXIT.usage;
   }
   for (const { path, text } of targets) {
     try {
       await writeFileAtomic(path, text);
     } catch (error) {
-      reportUsageError(`init could not write ${path}: ${(error as Error).message}`);
+      reportUsageError(io, `init could not write ${path}: ${(error as Error).message}`);
       return EXIT.failure;
     }
   }
   const { printText } = await import("../output.js");
-  await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"));
-  if (argv.example) process.stderr.write(exampleHint(dir, where));
+  await printText(targets.map(({ path }) => `wrote ${path}`).join("\n"), io.stdout);
+  if (argv.example) io.stderr.write(exampleHint(dir, where, io.cwd));
   return EXIT.ok;
 }
 
@@ -176,8 +177,8 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 /** What to run next. */
-function exampleHint(dir: string, where: InstallPaths): string {
-  const cd = relative(process.cwd(), dir);
+function exampleHint(dir: string, where: InstallPaths, cwd: string): string {
+  const cd = relative(cwd, dir);
   return `yiem: try it offline: ${cd ? `cd ${JSON.stringify(cd)} && ` : ""}${where.command} run -m replay:configs/demo.replay.jsonl "What time is it in Tokyo?"
 `;
 }

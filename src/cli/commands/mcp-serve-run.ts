@@ -32,14 +32,14 @@ import { zeroUsage } from "../../loop/usage.js";
 import type { ServerIdentity, StdioWire } from "../../mcp/serve/stdio-wire.js";
 import type { SdkModule } from "../../mcp/serve/server.js";
 import { reportUsageError, UsageError } from "../errors.js";
-import { createEventSink, type EventsMode } from "../events/sink.js";
-import { EXIT, exitCodeForSignal } from "../exit-codes.js";
+import { createCallSink, type EventsMode } from "../events/sink.js";
+import { EXIT, exitCodeForError, exitCodeForSignal } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
 import { packageVersion } from "../main.js";
 import { strictLoadError } from "../preflight.js";
-import { beforeForcedExit, installSignalHandlers } from "../signals.js";
+import { installSignalHandlers } from "../signals.js";
 import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
 import { composePrompt } from "../stdin.js";
-import { exitCodeForError } from "./tools-context.js";
 
 /** How long calls in flight get to end after the stop (their signals are aborted first). */
 const STOP_GRACE_MS = 5_000;
@@ -52,11 +52,11 @@ export interface ServeStart {
   sdkLoading: Promise<SdkModule>;
 }
 
-export async function serveSession(argv: Record<string, unknown>, { wire, identity, sdkLoading }: ServeStart): Promise<number> {
+export async function serveSession(argv: Record<string, unknown>, io: CliIo, { wire, identity, sdkLoading }: ServeStart): Promise<number> {
   const mode: EventsMode = argv.events === "none" ? "none" : "ndjson";
-  const sink = createEventSink({ mode });
+  const sink = createCallSink(io, mode);
   const runId = randomUUID();
-  let redact: Redactor = createRedactor(secretValues(process.env));
+  let redact: Redactor = createRedactor(secretValues(io.env));
   const emitEvent = (event: AgentEvent) => sink.emit(redact(event));
   const emit: Emit = createEmitter(runId, emitEvent);
   const started = performance.now();
@@ -68,15 +68,15 @@ export async function serveSession(argv: Record<string, unknown>, { wire, identi
     onOutput: ({ stream, text }) => warn(`tool or hook code wrote to ${stream}: ${text}`),
     onUncaught: (error, kind) => warn(`tool or hook code ${kind === "exception" ? "threw outside its call" : "left a promise rejection unhandled"}: ${messageOf(error)}`),
   });
-  const signals = installSignalHandlers();
+  const signals = installSignalHandlers(io);
   let killChildren = () => {};
-  beforeForcedExit(() => killChildren());
+  signals.beforeForcedExit(() => killChildren());
   let closeMcp = async () => {};
   let startedServing = false;
   try {
-    const http = argv.http === undefined ? undefined : await httpSettings(argv);
-    const spec = await loadSpecFromArgv(argv, argv.agent !== undefined);
-    redact = createRedactor(secretValues(process.env, [spec.model.apiKey, http?.token]));
+    const http = argv.http === undefined ? undefined : await httpSettings(argv, io.env);
+    const spec = await loadSpecFromArgv(argv, io, argv.agent !== undefined);
+    redact = createRedactor(secretValues(io.env, [spec.model.apiKey, http?.token]));
     const processes = await import("../../tools/process.js");
     processes.addSecretEnvNames(spec.model.apiKeyEnv, ...(http?.tokenEnv ? [http.tokenEnv] : []));
     killChildren = () => void processes.killAllChildren();
@@ -88,11 +88,11 @@ export async function serveSession(argv: Record<string, unknown>, { wire, identi
     const mcp = loaded.mcp;
     if (mcp) closeMcp = () => mcp.close();
     const problems = await findLoadProblems(spec, loaded);
-    const strictError = strictLoadError(spec, problems);
+    const strictError = strictLoadError(spec, problems, io.cwd);
     if (strictError) throw strictError;
     const policy = createToolPolicy(spec.tools.allow, spec.tools.deny);
     loaded.registry.applyPolicy(policy);
-    const agentTool = argv.agent === undefined ? undefined : await agentToolFor(argv, spec, loaded.registry, policy, hooks, emitEvent);
+    const agentTool = argv.agent === undefined ? undefined : await agentToolFor(argv, io, spec, loaded.registry, policy, hooks, emitEvent);
 
     const [{ createServeSession }, sdk] = await Promise.all([import("../../mcp/serve/session.js"), sdkLoading]);
     const session = createServeSession({
@@ -151,7 +151,7 @@ export async function serveSession(argv: Record<string, unknown>, { wire, identi
       emit(body);
       if (body.type === "mcpToolsChanged") session.checkToolsChanged();
     });
-    warn = mode === "none" ? (message) => reportUsageError(redact(message)) : (message) => emit({ type: "warning", message });
+    warn = mode === "none" ? (message) => reportUsageError(io, redact(message)) : (message) => emit({ type: "warning", message });
     for (const message of held.splice(0)) warn(message);
 
     const why = await stopped;
@@ -176,13 +176,13 @@ export async function serveSession(argv: Record<string, unknown>, { wire, identi
   } catch (error) {
     warn = () => {};
     const message = redact(messageOf(error));
-    if (mode === "none") reportUsageError(message);
+    if (mode === "none") reportUsageError(io, message);
     else {
       const events = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: Parameters<Emit>[0][] }).events : [];
       for (const body of events) emit(body);
       emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: Math.round(performance.now() - started), error: message });
     }
-    if (argv.debug && error instanceof Error && error.stack) reportUsageError(redact(error.stack));
+    if (argv.debug && error instanceof Error && error.stack) reportUsageError(io, redact(error.stack));
     return startedServing ? EXIT.failure : exitCodeForError(error);
   } finally {
     await closeMcp().catch(() => {});
@@ -199,7 +199,7 @@ interface HttpSettings {
 }
 
 /** `--http`, `--token-env` and `--allow-origin`, checked: off loopback a token is required. */
-async function httpSettings(argv: Record<string, unknown>): Promise<HttpSettings> {
+async function httpSettings(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<HttpSettings> {
   const { parseListenAddress, isLoopbackHost } = await import("../../mcp/serve/http.js");
   let address: { host: string; port: number };
   try {
@@ -208,7 +208,7 @@ async function httpSettings(argv: Record<string, unknown>): Promise<HttpSettings
     throw new UsageError(messageOf(error));
   }
   const tokenEnv = argv["token-env"] === undefined ? undefined : String(argv["token-env"]);
-  const token = tokenEnv === undefined ? undefined : process.env[tokenEnv];
+  const token = tokenEnv === undefined ? undefined : env[tokenEnv];
   if (tokenEnv !== undefined && !token) throw new UsageError(`--token-env ${tokenEnv}: the variable ${tokenEnv} is not set (or empty)`);
   if (!token && !isLoopbackHost(address.host)) {
     throw new UsageError(`--http ${String(argv.http)} binds ${address.host}, which is not loopback: give a bearer token with --token-env NAME`);
@@ -220,6 +220,7 @@ async function httpSettings(argv: Record<string, unknown>): Promise<HttpSettings
 /** The `--agent [NAME]` tool; its name must follow the tool-name rule and be free. */
 async function agentToolFor(
   argv: Record<string, unknown>,
+  io: CliIo,
   spec: ResolvedSpec,
   registry: import("../../tools/registry.js").ToolRegistry,
   policy: (name: string) => boolean,
@@ -235,7 +236,7 @@ async function agentToolFor(
   const name = String(argv.agent) || DEFAULT_AGENT_TOOL_NAME;
   if (!TOOL_NAME_PATTERN.test(name)) throw new UsageError(`--agent ${JSON.stringify(name)}: a tool name is a letter, then letters, digits, _ or - (64 at most)`);
   if (registry.has(name)) throw new UsageError(`--agent ${name}: the spec already has a tool named ${name}; name the agent tool differently (--agent NAME)`);
-  const secrets = secretValues(process.env, [spec.model.apiKey]);
+  const secrets = secretValues(io.env, [spec.model.apiKey]);
   return createAgentTool({
     name,
     spec,

@@ -13,6 +13,7 @@ import { packageVersion } from "../main.js";
 import { printJson, printText } from "../output.js";
 import { loadSpecFromArgv } from "../setup.js";
 import { reportCommandError } from "./tools-context.js";
+import type { CliIo } from "../io.js";
 
 interface ServerReport {
   name: string;
@@ -27,22 +28,22 @@ interface ServerReport {
   error?: { phase: string; message: string; stderrTail: string };
 }
 
-export async function handler(argv: Record<string, unknown>): Promise<number> {
+export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
   try {
     if (sub !== "list") throw new UsageError(`unknown mcp command "${sub}": use list or serve`);
-    return await listCommand(argv);
+    return await listCommand(argv, io);
   } catch (error) {
-    return reportCommandError(error, Boolean(argv.debug));
+    return reportCommandError(error, Boolean(argv.debug), io);
   }
 }
 
-async function listCommand(argv: Record<string, unknown>): Promise<number> {
-  const spec = await loadSpecFromArgv(argv, false);
-  const redact = createRedactor(secretValues(process.env, [spec.model.apiKey]));
+async function listCommand(argv: Record<string, unknown>, io: CliIo): Promise<number> {
+  const spec = await loadSpecFromArgv(argv, io, false);
+  const redact = createRedactor(secretValues(io.env, [spec.model.apiKey]));
   if (spec.mcpServers.length === 0) {
-    if (argv.json) await printJson({ servers: [] });
-    else await printText("no MCP servers (add mcpServers to the spec, or give --mcp-config FILE)");
+    if (argv.json) await printJson({ servers: [] }, io.stdout);
+    else await printText("no MCP servers (add mcpServers to the spec, or give --mcp-config FILE)", io.stdout);
     return EXIT.ok;
   }
   const [{ connectServer, McpStartError }, { nameMcpTools }, { createToolPolicy }, { ConfigError }] = await Promise.all([
@@ -78,8 +79,8 @@ async function listCommand(argv: Record<string, unknown>): Promise<number> {
         .map((n) => ({ name: n.name, tool: n.rawName, description: n.description }));
       return { ...base, status: "ready", protocolVersion: c.protocolVersion, serverInfo: c.serverInfo, durationMs: c.durationMs, tools };
     });
-    if (argv.json) await printJson(redact({ servers: reports }));
-    else await printText(redact(formatReports(reports)));
+    if (argv.json) await printJson(redact({ servers: reports }), io.stdout);
+    else await printText(redact(formatReports(reports)), io.stdout);
     return reports.some((r) => r.required && r.status === "failed") ? EXIT.failure : EXIT.ok;
   } finally {
     await Promise.all(connections.map((c) => c.close()));

@@ -10,10 +10,13 @@ import type { RunStream } from "../events/run-stream.js";
 import { printResultJsonSync, unfinishedResult } from "../output.js";
 import { exitCodeFor, exitCodeForSignal } from "../exit-codes.js";
 import type { RunSession } from "../run-session.js";
+import type { CliIo } from "../io.js";
 
 /** What the parts of one run share. */
 export interface RunContext {
   argv: Record<string, unknown>;
+  /** The call's streams, environment, folder, signals and host (../io.ts). */
+  io: CliIo;
   mode: EventsMode;
   sink: CliEventSink;
   stream: RunStream;
@@ -81,7 +84,7 @@ export function printUnfinished(ctx: RunContext, exitCode: number): void {
   if (ctx.argv.output !== "json" || ctx.resultPrinted) return;
   ctx.resultPrinted = true;
   const end = ctx.stream.outcome;
-  printResultJsonSync(unfinishedResult({ runId: ctx.runId, stopReason: "error", ...end }), exitCode, ctx.stream.sessionId ?? null);
+  printResultJsonSync(ctx.io.stdout, unfinishedResult({ runId: ctx.runId, stopReason: "error", ...end }), exitCode, ctx.stream.sessionId ?? null);
 }
 
 /** `work`, unless the run's signal aborts first (then it throws Interrupted). */

@@ -10,7 +10,8 @@ import { createRedactor, type Redactor } from "../../loop/redact.js";
 import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
 import { reportUsageError } from "../errors.js";
 import { withFailure } from "../events/run-stream.js";
-import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { EXIT, exitCodeFor, exitCodeForError } from "../exit-codes.js";
+import { McpRequiredError } from "../../mcp/required-error.js";
 import { saveSession } from "../session.js";
 import { describeStop, endFromOutside, Interrupted, printUnfinished, type RunContext } from "./run-context.js";
 
@@ -29,7 +30,7 @@ export async function finishRun(ctx: RunContext, result: RunResult, redact: Reda
   const print = async (final: RunResult, code: number) => {
     ctx.resultPrinted = true;
     try {
-      await printResult(final, json ? "json" : "text", process.stdout, code, ctx.stream.sessionId ?? null);
+      await printResult(final, json ? "json" : "text", ctx.io.stdout, code, ctx.stream.sessionId ?? null);
     } catch (error) {
       failures.push(`could not write the answer to stdout: ${messageOf(error)}`);
     }
@@ -62,7 +63,7 @@ export async function finishRun(ctx: RunContext, result: RunResult, redact: Reda
   }
   const failure = failureOf();
   ctx.stream.finish(failure);
-  if (failure !== undefined && ctx.mode === "none") reportUsageError(failure);
+  if (failure !== undefined && ctx.mode === "none") reportUsageError(ctx.io, failure);
   return exitCodeOf(ctx, result.stopReason, failure);
 }
 
@@ -73,37 +74,33 @@ function exitCodeOf(ctx: RunContext, stopReason: StopReason, failure: string | u
 }
 
 
-function isUsageProblem(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name;
-  return name === "UsageError" || name === "ConfigError";
-}
-
 /**
  * A run that could not start (or was stopped before the loop began) still ends with one
  * `agentEnd` (with `--events none`, an error is one plain line); returns the exit code.
  */
 export function reportFatal(ctx: RunContext, error: unknown): number {
-  const redact = createRedactor(secretValues(process.env));
+  const redact = createRedactor(secretValues(ctx.io.env));
   if (error instanceof Interrupted) {
     const [stopReason, message] = describeStop(error.reason);
-    if (ctx.mode === "none" && stopReason === "error") reportUsageError(redact(message));
+    if (ctx.mode === "none" && stopReason === "error") reportUsageError(ctx.io, redact(message));
     return endFromOutside(ctx, stopReason, redact(message));
   }
   const message = redact(messageOf(error));
-  if (ctx.mode === "none") reportUsageError(message);
+  if (ctx.mode === "none") reportUsageError(ctx.io, message);
   if (ctx.stream.ended) {
     // The loop has ended (its agentEnd is held): the failure goes into that agentEnd.
     ctx.stream.finish(message);
     printUnfinished(ctx, EXIT.failure);
     return EXIT.failure;
   }
-  const mcpFailures = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : [];
+  const mcpFailures = error instanceof McpRequiredError ? error.events : [];
   if (mcpFailures.length > 0) {
     // The servers' own reports come first; agentEnd (next seq) then names every failure.
     const stamp = createEventStamper(ctx.runId);
     for (const body of mcpFailures) ctx.stream.emit(redact(stamp(body)));
   }
-  const code = isUsageProblem(error) ? EXIT.usage : EXIT.failure;
+  // A usage or config problem is exit 2, anything else 1 (by the error's kind, ../exit-codes.ts).
+  const code = exitCodeForError(error) === EXIT.usage ? EXIT.usage : EXIT.failure;
   endFromOutside(ctx, "error", message, code);
   if (ctx.argv.debug && error instanceof Error && error.stack) ctx.sink.log(redact(error.stack));
   return code;

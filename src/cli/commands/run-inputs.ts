@@ -25,6 +25,7 @@ export async function readPromptStdin(ctx: RunContext, input: PromptInput): Prom
     mode: input.stdinMode,
     graceMs: hasPrompt ? input.graceMs : undefined,
     onWaiting: () => ctx.sink.log(waitingNote),
+    io: ctx.io,
   });
   return whileWaiting(ctx, read, () => "stdin to end");
 }
@@ -45,7 +46,7 @@ export async function openStoredSession(ctx: RunContext, spec: ResolvedSpec, req
       waitingFor = `session ${id} (in use by ${describeHolder(holder)})`;
       ctx.sink.log(`waiting for ${waitingFor} to be released; --no-wait fails at once instead`);
     },
-  });
+  }, ctx.io);
   const session = await whileWaiting(ctx, opening, () => waitingFor);
   if (session) ctx.session = session;
   return session?.history ?? [];

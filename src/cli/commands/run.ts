@@ -21,7 +21,7 @@
  *   calls and the turn itself, and the process exits.
  */
 import { randomUUID } from "node:crypto";
-import { exitProcess, guardChannels } from "../../channels/guard.js";
+import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
@@ -30,7 +30,8 @@ import { RunStop } from "../../loop/abort.js";
 import type { AgentEvent, RunResult } from "../../loop/types.js";
 import type { Provider } from "../../provider/types.js";
 import { modelServerURL } from "../../provider/reasoning.js";
-import { createEventSink, defaultEventsMode, type EventsMode } from "../events/sink.js";
+import { createCallSink, defaultModeOf, type EventsMode } from "../events/sink.js";
+import type { CliIo } from "../io.js";
 import { createRunStream } from "../events/run-stream.js";
 import { toJsonSafe } from "../events/serialize.js";
 import { EXIT } from "../exit-codes.js";
@@ -38,12 +39,10 @@ import { packageVersion } from "../main.js";
 import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp, type LoadProblem } from "../setup.js";
 import { commandLineProblems, strictLoadError } from "../preflight.js";
 import { initialMessages, promptInput, stdinIgnoredWarning } from "../prompt-input.js";
-import { beforeForcedExit, installSignalHandlers } from "../signals.js";
-import { watchParent } from "../parent-watch.js";
+import { installSignalHandlers } from "../signals.js";
 import { loadSession } from "../session.js";
 import { sessionRequest } from "../run-session.js";
-import { DRAINED_HINT, onEventLoopDrained } from "../drain.js";
-import { exitFromWatchdog, startWatchdog } from "../watchdog.js";
+import { DRAINED_HINT } from "../host/drain.js";
 import { armExitBound, settleWithin } from "../bounded-exit.js";
 import { describeStop, endFromOutside, unlessStopped, type RunContext } from "./run-context.js";
 import { finishRun, reportFatal } from "./run-finish.js";
@@ -51,17 +50,18 @@ import { openStoredSession, readPromptStdin, refuseDeniedCalls } from "./run-inp
 import { attachToPrompt, readAttachments, withStdinAttachment } from "../attachments.js";
 import { dryRunTools, refuseFinalAnswerClash } from "../structured-output.js";
 
-export async function handler(argv: Record<string, unknown>): Promise<number> {
-  const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
-  const sink = createEventSink({ mode });
+export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
+  const mode = (argv.events as EventsMode | undefined) ?? defaultModeOf(io);
+  const sink = createCallSink(io, mode);
   const runId = randomUUID();
   const stream = createRunStream(runId, sink.emit);
   // The signal handlers stay installed until the process exits: a signal that arrives while the
   // result is being flushed must still end the process with its code, never by the default action.
-  const signals = installSignalHandlers();
+  const signals = installSignalHandlers(io);
   const stop = new AbortController();
   const ctx: RunContext = {
     argv,
+    io,
     mode,
     sink,
     stream,
@@ -82,19 +82,19 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   guardRun(ctx);
   signals.controller.signal.addEventListener("abort", () => ctx.abort(signals.controller.signal.reason), { once: true });
   // A parent that is gone (killed without passing the signal on) ends the run as SIGHUP would.
-  watchParent((parent) => signals.raise("SIGHUP", new RunStop("aborted", `run aborted: yiem's parent process (pid ${parent}) exited`)));
+  io.host.watchParent((parent) => signals.raise("SIGHUP", new RunStop("aborted", `run aborted: yiem's parent process (pid ${parent}) exited`)));
   // A second signal exits at once: the run's events still end with agentEnd.
-  beforeForcedExit(() => endFromOutside(ctx, "aborted", "run aborted: a second signal ended it at once"));
+  signals.beforeForcedExit(() => endFromOutside(ctx, "aborted", "run aborted: a second signal ended it at once"));
   // Nothing left to wait for: first abort the run (the loop ends it as an error); if that does
   // not end it either, the loop's own code is gone or waits forever: end it from outside.
-  onEventLoopDrained(() => {
+  io.host.onEventLoopDrained(() => {
     if (!stop.signal.aborted) {
       ctx.abort(new RunStop("error", `the run stopped before it finished: ${DRAINED_HINT}`));
       return;
     }
     const [stopReason, message] = describeStop(stop.signal.reason);
     const code = endFromOutside(ctx, stopReason, message);
-    void sink.close().finally(() => exitProcess(code));
+    void sink.close().finally(() => io.host.exitNow(code));
   });
   let code: number;
   try {
@@ -109,8 +109,8 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   // The last event is written: neither a stalled stderr reader nor tool code (a late timer that
   // spins, an exit listener that never returns) may hold the exit (../bounded-exit.ts). A signal
   // that ended the run still lets its events drain (within the grace); one after it cuts the wait.
-  armExitBound(code);
-  await settleWithin(sink.close(), signals.received ? undefined : signals.controller.signal);
+  armExitBound(code, io);
+  await settleWithin(sink.close(), io.env, signals.received ? undefined : signals.controller.signal);
   return code;
 }
 
@@ -133,14 +133,14 @@ function guardRun(ctx: RunContext): void {
 async function run(ctx: RunContext): Promise<number> {
   const { argv, signal } = ctx;
   // Every mistake at once, before the key is asked for: the command line's with the spec's.
-  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"], commandLineProblems(argv)), signal);
-  const secrets = secretValues(process.env, [spec.model.apiKey]);
+  const spec = await unlessStopped(loadSpecFromArgv(argv, ctx.io, !argv["dry-run"], commandLineProblems(argv, ctx.io)), signal);
+  const secrets = secretValues(ctx.io.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
   startDeadline(ctx, spec);
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   ctx.killChildren = () => processes.killAllChildren();
-  const input = withStdinAttachment(promptInput(argv), spec, argv);
+  const input = withStdinAttachment(promptInput(argv, ctx.io.env), spec, argv);
   const stored = sessionRequest(argv, spec);
   const stdin = await readPromptStdin(ctx, input);
   const attachments = await unlessStopped(readAttachments(spec.attachments, signal), signal);
@@ -161,7 +161,7 @@ async function run(ctx: RunContext): Promise<number> {
   const mcp = loaded.mcp;
   if (mcp) ctx.closeMcp = () => mcp.close();
   const loadProblems = await findLoadProblems(spec, loaded);
-  const strictError = strictLoadError(spec, loadProblems);
+  const strictError = strictLoadError(spec, loadProblems, ctx.io.cwd);
   if (strictError) throw strictError;
   refuseFinalAnswerClash(spec, loaded.registry);
   const debug = (await import("../http-debug.js")).httpDebug(argv);
@@ -174,7 +174,7 @@ async function run(ctx: RunContext): Promise<number> {
       messages,
       ...dryRunTools(spec, tools.map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema }))),
     }) ?? null;
-    await printJson(redact({ spec: redactSpec(spec), tools: tools.map((t) => t.name), problems: loadProblems.map(problemJson), request }));
+    await printJson(redact({ spec: redactSpec(spec, ctx.io.env), tools: tools.map((t) => t.name), problems: loadProblems.map(problemJson), request }), ctx.io.stdout);
     return EXIT.ok;
   }
 
@@ -261,20 +261,20 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   timer.unref();
   const onStuck = () => {
     const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
-    exitFromWatchdog(code);
+    ctx.io.host.exitFromWatchdog(code);
   };
   ctx.stopDeadline = (keepWatchdog = false) => {
     clearTimeout(timer);
     const armed = watchdog;
     watchdog?.disarm();
     // Re-armed from now: the side files of a stopped run still get their time to be written.
-    watchdog = keepWatchdog && armed ? startWatchdog(Date.now(), onStuck) : undefined;
+    watchdog = keepWatchdog && armed ? ctx.io.host.startWatchdog(Date.now(), onStuck) : undefined;
   };
   // Every run that may run code of a tool, hook or model-written tool (writeTool) is guarded.
   const mayRunModules = spec.toolDirs.length > 0 || spec.builtinTools.includes("writeTool") ||
     Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
   if (!mayRunModules) return;
   // Started before any tool module is evaluated: a module's top level may be what never yields.
-  watchdog = startWatchdog(Date.now() + ms, onStuck);
+  watchdog = ctx.io.host.startWatchdog(Date.now() + ms, onStuck);
 }
 

@@ -24,25 +24,26 @@ import { printJson, printText } from "../output.js";
 import { resolveResume } from "../run-session.js";
 import { formatTable, oneLine } from "../table.js";
 import { reportCommandError } from "./tools-context.js";
+import type { CliIo } from "../io.js";
 
-export async function handler(argv: Record<string, unknown>): Promise<number> {
+export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
-  const store = new SessionStore(sessionStoreDir());
+  const store = new SessionStore(sessionStoreDir(io.env));
   try {
     switch (sub) {
       case "list":
-        return await listCommand(store, argv.json === true);
+        return await listCommand(store, argv.json === true, io);
       case "show":
-        return await showCommand(store, String(argv.id), argv.json === true);
+        return await showCommand(store, String(argv.id), argv.json === true, io);
       case "rm":
-        return await rmCommand(store, ((argv.ids as unknown[]) ?? []).map(String));
+        return await rmCommand(store, ((argv.ids as unknown[]) ?? []).map(String), io);
       case "prune":
-        return await pruneCommand(store, String(argv["older-than"]), argv["dry-run"] === true);
+        return await pruneCommand(store, String(argv["older-than"]), argv["dry-run"] === true, io);
       default:
         throw new UsageError(`unknown sessions command "${sub}": use list, show, rm or prune`);
     }
   } catch (error) {
-    return reportCommandError(error, Boolean(argv.debug));
+    return reportCommandError(error, Boolean(argv.debug), io);
   }
 }
 
@@ -62,7 +63,7 @@ interface SessionSummary {
 
 const PROMPT_CUT = 80;
 
-async function listCommand(store: SessionStore, json: boolean): Promise<number> {
+async function listCommand(store: SessionStore, json: boolean, io: CliIo): Promise<number> {
   const sessions: SessionSummary[] = [];
   const problems: Array<{ file: string; problem: string }> = [];
   for (const id of await store.ids()) {
@@ -76,14 +77,14 @@ async function listCommand(store: SessionStore, json: boolean): Promise<number> 
   }
   sessions.sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || b.id.localeCompare(a.id));
   if (json) {
-    await printJson({ dir: store.dir, sessions, problems });
+    await printJson({ dir: store.dir, sessions, problems }, io.stdout);
     return EXIT.ok;
   }
-  for (const { file, problem } of problems) reportUsageError(`warning: session file ${file}: ${problem}`);
+  for (const { file, problem } of problems) reportUsageError(io, `warning: session file ${file}: ${problem}`);
   const rows = sessions.map((s) => [s.id, s.updatedAt, String(s.runs), String(s.turns), s.spec ?? "-", s.folder, cut(oneLine(s.firstPrompt), PROMPT_CUT)]);
-  if (process.stdout.isTTY) {
-    await printText(rows.length === 0 ? `no sessions in ${store.dir}` : formatTable(["ID", "UPDATED", "RUNS", "TURNS", "SPEC", "FOLDER", "FIRST PROMPT"], rows, process.stdout.columns || 100));
-  } else await printText(rows.map((r) => r.join("\t")).join("\n"));
+  if (io.isTTY.stdout) {
+    await printText(rows.length === 0 ? `no sessions in ${store.dir}` : formatTable(["ID", "UPDATED", "RUNS", "TURNS", "SPEC", "FOLDER", "FIRST PROMPT"], rows, io.stdout.columns || 100), io.stdout);
+  } else await printText(rows.map((r) => r.join("\t")).join("\n"), io.stdout);
   return EXIT.ok;
 }
 
@@ -104,12 +105,12 @@ function summary(session: SessionFile): SessionSummary {
   };
 }
 
-async function showCommand(store: SessionStore, typed: string, json: boolean): Promise<number> {
+async function showCommand(store: SessionStore, typed: string, json: boolean, io: CliIo): Promise<number> {
   const id = await resolveResume(store, typed, "sessions show");
   const session = await store.read(id);
   if (!session) throw new UsageError(`session ${id} was removed`);
-  if (json || !process.stdout.isTTY) await printJson(session);
-  else await printText(prettySession(session));
+  if (json || !io.isTTY.stdout) await printJson(session, io.stdout);
+  else await printText(prettySession(session), io.stdout);
   return EXIT.ok;
 }
 
@@ -143,7 +144,7 @@ function prettyMessage(message: ChatMessage): string[] {
   }
 }
 
-async function rmCommand(store: SessionStore, ids: string[]): Promise<number> {
+async function rmCommand(store: SessionStore, ids: string[], io: CliIo): Promise<number> {
   const known = await store.ids();
   for (const id of ids) {
     const problem = sessionIdProblem(id);
@@ -156,22 +157,22 @@ async function rmCommand(store: SessionStore, ids: string[]): Promise<number> {
   const removed: string[] = [];
   let busy = false;
   for (const id of new Set(ids)) {
-    const outcome = await removeUnlessBusy(store, id);
+    const outcome = await removeUnlessBusy(store, id, io);
     if (outcome === "removed") removed.push(id);
     if (outcome === "busy") busy = true;
   }
-  await printText(removed.join("\n"));
+  await printText(removed.join("\n"), io.stdout);
   return busy ? EXIT.failure : EXIT.ok;
 }
 
 /** Removes `id` under its lock, unless another run holds it (a note says so) or `stillWanted` says no. */
-async function removeUnlessBusy(store: SessionStore, id: string, stillWanted: () => Promise<boolean> = async () => true): Promise<"removed" | "busy" | "kept"> {
+async function removeUnlessBusy(store: SessionStore, id: string, io: CliIo, stillWanted: () => Promise<boolean> = async () => true): Promise<"removed" | "busy" | "kept"> {
   let lock;
   try {
     lock = await acquireSessionLock(store.dir, id, { wait: false });
   } catch (error) {
     if (!(error instanceof SessionBusyError)) throw error;
-    reportUsageError(`${error.message}: not removed`);
+    reportUsageError(io, `${error.message}: not removed`);
     return "busy";
   }
   try {
@@ -182,7 +183,7 @@ async function removeUnlessBusy(store: SessionStore, id: string, stillWanted: ()
   }
 }
 
-async function pruneCommand(store: SessionStore, olderThan: string, dryRun: boolean): Promise<number> {
+async function pruneCommand(store: SessionStore, olderThan: string, dryRun: boolean, io: CliIo): Promise<number> {
   const ageMs = parseAge(olderThan);
   if (!(ageMs > 0)) throw new UsageError("--older-than must be more than 0");
   const before = Date.now() - ageMs;
@@ -190,7 +191,7 @@ async function pruneCommand(store: SessionStore, olderThan: string, dryRun: bool
   const removed: string[] = [];
   for (const entry of await store.entries()) {
     if (!entry.header) {
-      reportUsageError(`warning: session file ${entry.file}: ${entry.problem}; left as it is`);
+      reportUsageError(io, `warning: session file ${entry.file}: ${entry.problem}; left as it is`);
       continue;
     }
     if (!old(entry.header.updatedAt)) continue;
@@ -203,9 +204,9 @@ async function pruneCommand(store: SessionStore, olderThan: string, dryRun: bool
       const now = await store.entry(entry.id);
       return now?.header !== undefined && old(now.header.updatedAt);
     };
-    if ((await removeUnlessBusy(store, entry.id, stillOld)) === "removed") removed.push(entry.id);
+    if ((await removeUnlessBusy(store, entry.id, io, stillOld)) === "removed") removed.push(entry.id);
   }
-  await printText(removed.join("\n"));
+  await printText(removed.join("\n"), io.stdout);
   return EXIT.ok;
 }
 

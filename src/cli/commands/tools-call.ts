@@ -19,21 +19,23 @@ import type { AgentEventBody, StopReason } from "../../loop/types.js";
 import { addUsage, zeroUsage } from "../../loop/usage.js";
 import type { ContentPart } from "../../tools/types.js";
 import { reportUsageError } from "../errors.js";
-import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
-import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { createCallSink, type CliEventSink, type EventsMode } from "../events/sink.js";
+import type { CliIo } from "../io.js";
+import { EXIT, exitCodeFor, exitCodeForError } from "../exit-codes.js";
 import { packageVersion } from "../main.js";
 import { printJson, printText } from "../output.js";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
-import { beforeForcedExit, installSignalHandlers } from "../signals.js";
-import { exitCodeForError, loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
+import { McpRequiredError } from "../../mcp/required-error.js";
+import { installSignalHandlers } from "../signals.js";
+import { loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
 
-export async function callCommand(argv: Record<string, unknown>): Promise<number> {
-  const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
-  const sink = createEventSink({ mode });
+export async function callCommand(argv: Record<string, unknown>, io: CliIo): Promise<number> {
+  const sink = createCallSink(io, argv.events as EventsMode | undefined);
+  const mode = (argv.events as EventsMode | undefined) ?? (io.isTTY.stderr ? "pretty" : "ndjson");
   const runId = randomUUID();
   // Until the spec names the API key, hide what the environment's secret-named variables hold.
-  let redact: Redactor = createRedactor(secretValues(process.env));
+  let redact: Redactor = createRedactor(secretValues(io.env));
   const emit: Emit = createEmitter(runId, (event) => sink.emit(redact(event)));
   let started = false;
   let closeMcp: () => Promise<void> = () => Promise.resolve();
@@ -52,13 +54,12 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
   });
   try {
     const name = String(argv.name ?? "");
-    const raw = argv.args === undefined ? "{}" : await readFlagValue("args", String(argv.args), { allowStdin: true });
-    const spec = await loadToolsSpec(argv);
-    redact = createRedactor(secretValues(process.env, [spec.model.apiKey]));
+    const raw = argv.args === undefined ? "{}" : await readFlagValue("args", String(argv.args), io, { allowStdin: true });
+    const spec = await loadToolsSpec(argv, io);
+    redact = createRedactor(secretValues(io.env, [spec.model.apiKey]));
     const processes = await import("../../tools/process.js");
     processes.addSecretEnvNames(spec.model.apiKeyEnv);
-    beforeForcedExit(() => processes.killAllChildren());
-    const { registry, problems, mcp } = await loadToolsRegistry(spec, { mcp: name.startsWith("mcp__") });
+    const { registry, problems, mcp } = await loadToolsRegistry(spec, io, { mcp: name.startsWith("mcp__") });
     closeMcp = () => mcp?.close() ?? Promise.resolve();
     const { createToolPolicy } = await import("../../tools/policy.js");
     registry.applyPolicy(createToolPolicy(spec.tools.allow, spec.tools.deny));
@@ -98,14 +99,15 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
       emit({ type: "toolCallRejected", turn: 1, toolCallId: toolCall.id, toolName: name, args, reason });
       end("error", null, reason);
       await sink.close();
-      if (mode === "none") reportUsageError(redact(reason));
+      if (mode === "none") reportUsageError(io, redact(reason));
       return EXIT.usage;
     };
     if (!tool) return await reject(unknownTool(name, registry.list().map((t) => t.name), problems.length).message, raw);
     const prepared = await prepareArguments(tool, raw);
     if (!prepared.ok) return await reject(prepared.reason, prepared.args);
 
-    const signals = installSignalHandlers();
+    const signals = installSignalHandlers(io);
+    signals.beforeForcedExit(() => processes.killAllChildren());
     // Handlers stay installed until exit, so a signal during the flush still exits 128+signal.
     const finished = await executeToolCall(
       { toolCall, tool, args: prepared.args },
@@ -117,13 +119,13 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     end(stopReason, finished, escaped ?? (stopReason === "error" || stopReason === "aborted" ? contentText(result.content) : undefined));
     await sink.close();
     if (argv.output === "json") {
-      await printJson(redact({ content: result.content, details: result.details ?? null, isError }), process.stdout, { indent: 0 });
+      await printJson(redact({ content: result.content, details: result.details ?? null, isError }), io.stdout, { indent: 0 });
     } else {
-      await printText(redact(contentText(result.content)));
+      await printText(redact(contentText(result.content)), io.stdout);
     }
     return exitCodeFor(stopReason, signals.received);
   } catch (error) {
-    return await reportFailure(error, { sink, mode, emit, started, redact, debug: Boolean(argv.debug) });
+    return await reportFailure(error, { io, sink, mode, emit, started, redact, debug: Boolean(argv.debug) });
   } finally {
     await closeMcp().catch(() => {});
     await sink.close();
@@ -133,13 +135,13 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
 /** A problem outside the tool (spec, flags, loading): one agentEnd event, or a line with `--events none`. */
 async function reportFailure(
   error: unknown,
-  ctx: { sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
+  ctx: { io: CliIo; sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
 ): Promise<number> {
   const message = ctx.redact(messageOf(error));
-  if (ctx.mode === "none") reportUsageError(message);
+  if (ctx.mode === "none") reportUsageError(ctx.io, message);
   else {
     // A required MCP server that failed: its own report first, as in a run.
-    for (const event of (error as { name?: string; events?: AgentEventBody[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : []) ctx.emit(event);
+    for (const event of error instanceof McpRequiredError ? error.events : []) ctx.emit(event);
   }
   if (ctx.mode !== "none") ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
   if (ctx.debug && error instanceof Error && error.stack) ctx.sink.log(ctx.redact(error.stack));

@@ -1,37 +1,44 @@
 /**
  * What every `yiem tools …` command shares: the spec (no model needed, no spec file needed), the
  * tool folders (`--tool-dir`, else the spec's, else `tools/` beside the spec or in the current
- * folder when it exists; resolved by the config loader), the registry, reading `JSON|@file|-` values, and error mapping
- * (usage, config and draft errors are exit 2; anything else exit 1).
+ * folder when it exists; resolved by the config loader), the registry, reading `JSON|@file|-` values, and error
+ * reports (exit codes by the error's kind: ../exit-codes.ts `exitCodeForError`).
  */
 import { randomUUID } from "node:crypto";
 import { relative, isAbsolute, sep } from "node:path";
-import { exitProcess, guardChannels } from "../../channels/guard.js";
+import { guardChannels } from "../../channels/guard.js";
 import { secretValues } from "../../config/redact.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { createEmitter, type Emit } from "../../loop/events.js";
 import { reportUsageError, UsageError } from "../errors.js";
-import { EXIT } from "../exit-codes.js";
+import { EXIT, exitCodeForError } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
 import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
 import { packageVersion } from "../main.js";
 import type { CliEventSink } from "../events/sink.js";
 
-let redactor: Redactor = createRedactor(secretValues(process.env));
+/** Each call's redactor (one per io, so calls in one process never share one). */
+const redactors = new WeakMap<CliIo, Redactor>();
 
 /**
  * What every tools command passes its output and messages through: secrets hidden as in `yiem
- * run` (the environment's secret values, and the API key once the spec is read).
+ * run` (the call's environment's secret values, and the API key once the spec is read).
  */
-export function commandRedactor(): Redactor {
+export function commandRedactor(io: CliIo): Redactor {
+  let redactor = redactors.get(io);
+  if (!redactor) {
+    redactor = createRedactor(secretValues(io.env));
+    redactors.set(io, redactor);
+  }
   return redactor;
 }
 
 /** The resolved spec; no model is needed (toolDirs default to `tools/` beside the spec, see config/resolve.ts). */
-export async function loadToolsSpec(argv: Record<string, unknown>): Promise<ResolvedSpec> {
-  const spec = await loadSpecFromArgv(argv, false);
-  redactor = createRedactor(secretValues(process.env, [spec.model.apiKey]));
+export async function loadToolsSpec(argv: Record<string, unknown>, io: CliIo): Promise<ResolvedSpec> {
+  const spec = await loadSpecFromArgv(argv, io, false);
+  redactors.set(io, createRedactor(secretValues(io.env, [spec.model.apiKey])));
   return spec;
 }
 
@@ -42,12 +49,12 @@ export async function loadToolsSpec(argv: Record<string, unknown>): Promise<Reso
  * events); a throw or rejection nobody handled ends the command with exit 1. With `mcp`, the spec's
  * MCP servers are connected and their tools added (close `mcp` when done).
  */
-export async function loadToolsRegistry(spec: ResolvedSpec, options: { mcp?: boolean } = {}): Promise<LoadedTools> {
+export async function loadToolsRegistry(spec: ResolvedSpec, io: CliIo, options: { mcp?: boolean } = {}): Promise<LoadedTools> {
   guardChannels({
-    onOutput: ({ stream, text }) => reportUsageError(redactor(`tool or hook code wrote to ${stream}: ${text}`)),
+    onOutput: ({ stream, text }) => reportUsageError(io, commandRedactor(io)(`tool or hook code wrote to ${stream}: ${text}`)),
     onUncaught: (error) => {
-      reportUsageError(redactor(`tool or hook code failed outside its call: ${messageOf(error)}`));
-      exitProcess(EXIT.failure);
+      reportUsageError(io, commandRedactor(io)(`tool or hook code failed outside its call: ${messageOf(error)}`));
+      io.host.exitNow(EXIT.failure);
     },
   });
   const loaded = await loadRegistry(spec);
@@ -65,8 +72,8 @@ export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): voi
   for (const p of problems) emit({ type: "warning", message: `tool not loaded: ${p.reason}`, path: p.path });
 }
 
-export function newEmitter(sink: CliEventSink): Emit {
-  return createEmitter(randomUUID(), (event) => sink.emit(redactor(event)));
+export function newEmitter(sink: CliEventSink, io: CliIo): Emit {
+  return createEmitter(randomUUID(), (event) => sink.emit(commandRedactor(io)(event)));
 }
 
 export { readFlagValue } from "../flag-value.js";
@@ -76,9 +83,8 @@ export { readFlagValue } from "../flag-value.js";
  * folder are cut by prefix (`path.relative` costs ~20 µs a call; `tools list` of 500 tools makes
  * 500 calls).
  */
-export function shownPath(path: string | undefined): string {
+export function shownPath(path: string | undefined, cwd: string): string {
   if (!path) return "";
-  const cwd = process.cwd();
   const prefix = cwd.endsWith(sep) ? cwd : cwd + sep;
   if (path.startsWith(prefix) && !path.includes(`${sep}..${sep}`) && !path.includes(`${sep}.${sep}`)) return path.slice(prefix.length);
   const rel = relative(cwd, path);
@@ -86,14 +92,9 @@ export function shownPath(path: string | undefined): string {
 }
 
 /** Exit code for an error that escaped a tools command, after reporting it on stderr. */
-export function reportCommandError(error: unknown, debug: boolean): number {
-  reportUsageError(redactor(messageOf(error)));
-  if (debug && error instanceof Error && error.stack) reportUsageError(redactor(error.stack));
+export function reportCommandError(error: unknown, debug: boolean, io: CliIo): number {
+  const redact = commandRedactor(io);
+  reportUsageError(io, redact(messageOf(error)));
+  if (debug && error instanceof Error && error.stack) reportUsageError(io, redact(error.stack));
   return exitCodeForError(error);
-}
-
-/** Usage, config and draft errors are exit 2; anything else exit 1. */
-export function exitCodeForError(error: unknown): number {
-  const name = (error as { name?: string } | null)?.name;
-  return name === "UsageError" || name === "ConfigError" || name === "ToolDraftError" ? EXIT.usage : EXIT.failure;
 }

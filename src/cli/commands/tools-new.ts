@@ -11,7 +11,8 @@
 import { resolve } from "node:path";
 import type { ResolvedSpec } from "../../config/types.js";
 import type { JsonSchema } from "../../tools/types.js";
-import { createEventSink, defaultEventsMode } from "../events/sink.js";
+import { createCallSink } from "../events/sink.js";
+import type { CliIo } from "../io.js";
 import { UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { printText } from "../output.js";
@@ -31,14 +32,14 @@ export const EXAMPLE_EXECUTE_CODE = [
   "return toolResult(`Received arguments: ${JSON.stringify(args)}`, { details: { toolCallId, args } });",
 ].join("\n");
 
-export async function newCommand(argv: Record<string, unknown>): Promise<number> {
+export async function newCommand(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const name = String(argv.name ?? "");
   if (argv.command && argv.code !== undefined) throw new UsageError("--code does not apply to --command (edit the generated script instead)");
-  const schema = argv.schema === undefined ? EXAMPLE_SCHEMA : await readSchema(String(argv.schema));
-  const code = argv.code === undefined ? undefined : await readFlagValue("code", String(argv.code));
-  const spec = await loadToolsSpec(argv);
-  const dir = argv.dir !== undefined ? resolve(String(argv.dir)) : defaultNewToolDir(spec);
-  const { registry } = await loadToolsRegistry(spec);
+  const schema = argv.schema === undefined ? EXAMPLE_SCHEMA : await readSchema(String(argv.schema), io);
+  const code = argv.code === undefined ? undefined : await readFlagValue("code", String(argv.code), io);
+  const spec = await loadToolsSpec(argv, io);
+  const dir = argv.dir !== undefined ? resolve(io.cwd, String(argv.dir)) : defaultNewToolDir(spec);
+  const { registry } = await loadToolsRegistry(spec, io);
   const label = argv.label === undefined ? name : String(argv.label);
   const description =
     argv.description !== undefined
@@ -49,12 +50,12 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
   const parallel = argv.parallel === undefined ? undefined : Boolean(argv.parallel);
   // A person's --force may replace any file of that name; without it no existing file is replaced.
   const common = { dir, registry, overwrite: Boolean(argv.force), replaceUnmarked: true, overwriteHint: "--force" };
-  const sink = createEventSink({ mode: defaultEventsMode() });
+  const sink = createCallSink(io);
 
   if (argv.command) {
     const { scaffoldCommandTool } = await import("../../tools/command-scaffold.js");
     const made = await scaffoldCommandTool({ name, label, description, inputSchema: schema, parallel }, common);
-    await printText(`${shownPath(made.manifestPath)}\n${shownPath(made.scriptPath)}`);
+    await printText(`${shownPath(made.manifestPath, io.cwd)}\n${shownPath(made.scriptPath, io.cwd)}`, io.stdout);
     sink.log(`wrote the command tool "${name}"; try: yiem tools call ${name} --args '{"text":"hi"}'`);
     await sink.close();
     return EXIT.ok;
@@ -62,7 +63,7 @@ export async function newCommand(argv: Record<string, unknown>): Promise<number>
 
   const { writeAndLoadTool } = await import("../../tools/generator.js");
   const { written } = await writeAndLoadTool({ name, label, description, inputSchema: schema, executeCode: code ?? EXAMPLE_EXECUTE_CODE, parallel }, common);
-  await printText(shownPath(written.path));
+  await printText(shownPath(written.path, io.cwd), io.stdout);
   sink.log(`wrote the tool "${name}"${code === undefined ? `; try: yiem tools call ${name} --args '{"text":"hi"}'` : ""}`);
   await sink.close();
   return EXIT.ok;
@@ -74,8 +75,8 @@ function defaultNewToolDir(spec: ResolvedSpec): string {
   return spec.toolDirs.find((dir) => dir !== spec.writeToolDir) ?? resolve(spec.baseDir, "tools");
 }
 
-async function readSchema(value: string): Promise<JsonSchema> {
-  const text = await readFlagValue("schema", value);
+async function readSchema(value: string, io: CliIo): Promise<JsonSchema> {
+  const text = await readFlagValue("schema", value, io);
   let schema: unknown;
   try {
     schema = JSON.parse(text);

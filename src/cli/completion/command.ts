@@ -9,19 +9,20 @@ import { ownWrite } from "../../channels/guard.js";
 import { reportUsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { COMPLETION_HELP } from "../help.js";
+import type { CliIo } from "../io.js";
 import { SHELLS, type Shell } from "./words.js";
 
 /** Runs `args` (starting with `completion` or `__complete`); returns the exit code. */
-export async function completionCommand(args: string[]): Promise<number> {
+export async function completionCommand(args: string[], io: CliIo): Promise<number> {
   if (args[0] === "__complete") {
     const { complete, formatCompletion } = await import("./complete.js");
-    const text = formatCompletion(await complete(args.slice(1), process.cwd()));
-    await new Promise<void>((done) => ownWrite(() => process.stdout.write(text, () => done())));
+    const text = formatCompletion(await complete(args.slice(1), io.cwd, io.env));
+    await new Promise<void>((done) => ownWrite(() => io.stdout.write(text, () => done())));
     return EXIT.ok;
   }
   const rest = args.slice(1);
   if (rest.some((a) => a === "--help" || a === "-h")) {
-    process.stdout.write(`${COMPLETION_HELP}\n`);
+    io.stdout.write(`${COMPLETION_HELP}\n`);
     return EXIT.ok;
   }
   const flag = rest.find((a) => a.startsWith("-"));
@@ -33,13 +34,13 @@ export async function completionCommand(args: string[]): Promise<number> {
         ? `unknown shell ${JSON.stringify(rest[0])} for yiem completion (${SHELLS.join(", ")})`
         : undefined;
   if (problem) {
-    reportUsageError(problem);
+    reportUsageError(io, problem);
     return EXIT.usage;
   }
-  const fromEnv = basename(process.env.SHELL ?? "");
+  const fromEnv = basename(io.env.SHELL ?? "");
   const shell: Shell = rest.length === 1 ? (rest[0] as Shell) : isShell(fromEnv) ? fromEnv : "bash";
   const { completionScript } = await import("./scripts.js");
-  await new Promise<void>((done) => process.stdout.write(completionScript(shell), () => done()));
+  await new Promise<void>((done) => io.stdout.write(completionScript(shell), () => done()));
   return EXIT.ok;
 }
 

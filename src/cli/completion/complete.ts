@@ -97,14 +97,14 @@ function locate(words: string[]): Position {
   return position;
 }
 
-export async function complete(words: string[], cwd: string): Promise<Completion> {
+export async function complete(words: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Completion> {
   const at = locate(words);
   const words_ = (list: Iterable<string>, prefix = ""): Completion => ({
     kind: "words",
     prefix: "",
     words: [...new Set(list)].map((w) => prefix + w).filter((w) => w.startsWith(prefix + at.current)),
   });
-  if (at.valueFlag) return completeValue(at.valueFlag.value!, at, cwd);
+  if (at.valueFlag) return completeValue(at.valueFlag.value!, at, cwd, env);
   if (at.current.startsWith("-")) {
     const flags = at.info ? at.info.flags : [{ name: "help", short: "h" }, { name: "version", short: "V" }];
     const long = flags.flatMap((f) => (f.negatable ? [`--${f.name}`, `--no-${f.name}`] : [`--${f.name}`]));
@@ -114,12 +114,12 @@ export async function complete(words: string[], cwd: string): Promise<Completion
   if (!at.info) return words_(Object.keys(COMMAND_TREE));
   if (at.info.subcommands && at.path.length === 1) return words_(Object.keys(at.info.subcommands));
   if (at.positionals.length === 0 && at.info.positional) {
-    return at.info.positional === "tools" ? words_(await toolNames(at, cwd)) : words_(at.info.positional);
+    return at.info.positional === "tools" ? words_(await toolNames(at, cwd, env)) : words_(at.info.positional);
   }
   return words_([]);
 }
 
-async function completeValue(kind: ValueKind, at: Position, cwd: string): Promise<Completion> {
+async function completeValue(kind: ValueKind, at: Position, cwd: string, env: NodeJS.ProcessEnv): Promise<Completion> {
   const choose = (list: string[], prefix = at.prefix): Completion => ({
     kind: "words",
     prefix: "",
@@ -134,7 +134,7 @@ async function completeValue(kind: ValueKind, at: Position, cwd: string): Promis
     // A comma-separated list: complete its last item, keep the rest as typed.
     const comma = at.current.lastIndexOf(",");
     const head = at.prefix + at.current.slice(0, comma + 1);
-    const names = await toolNames(at, cwd);
+    const names = await toolNames(at, cwd, env);
     const item = at.current.slice(comma + 1);
     return { kind: "words", prefix: "", words: names.filter((n) => n.startsWith(item)).map((n) => head + n) };
   }
@@ -143,7 +143,7 @@ async function completeValue(kind: ValueKind, at: Position, cwd: string): Promis
 }
 
 /** The names of the tools the resolved spec loads; none when anything fails. */
-async function toolNames(at: Position, cwd: string): Promise<string[]> {
+async function toolNames(at: Position, cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   try {
     const [{ loadSpec }, { loadRegistry }, { guardChannels }] = await Promise.all([
       import("../../config/load.js"),
@@ -153,7 +153,7 @@ async function toolNames(at: Position, cwd: string): Promise<string[]> {
     const spec = await loadSpec({
       cwd,
       configPath: at.config,
-      env: process.env,
+      env,
       overrides: at.toolDirs.length ? { toolDirs: at.toolDirs } : {},
       requireModel: false,
     });

@@ -11,7 +11,8 @@
  *   longer than the current turn (so, while a tool computes synchronously, the events before it
  *   wait for it to yield).
  * - Chunks still collected when the process exits (process.exit, a crash) are written from the
- *   process `exit` event, synchronously, so an exit without `flush()` loses nothing either.
+ *   process `exit` event (`onExit`, the io host's, ../io.ts), synchronously, so an exit without
+ *   `flush()` loses nothing either.
  * - While the stream signals backpressure (`write` returned false), chunks are queued in memory
  *   and handed over joined, as one write, on `drain`: buffering, never dropping.
  * - `flush()` resolves once every chunk has been accepted by the stream and its write callback
@@ -32,15 +33,13 @@ export interface ChunkWriter {
 /** A burst is written once it holds this many characters (bounds memory and latency). */
 export const BATCH_CHARS = 64 * 1024;
 
-/** Writers holding collected chunks; the process `exit` event writes them out. */
-const unwritten = new Set<() => void>();
-let exitHookInstalled = false;
-
-function writeAllOnExit(): void {
-  for (const writeOut of [...unwritten]) writeOut();
+export interface ChunkWriterOptions {
+  /** Registers a callback for the process's exit (the io host's `onExit`); none: no last write. */
+  onExit?: (callback: () => void) => unknown;
 }
 
-export function createChunkWriter(stream: NodeJS.WritableStream): ChunkWriter {
+export function createChunkWriter(stream: NodeJS.WritableStream, options: ChunkWriterOptions = {}): ChunkWriter {
+  let exitHooked = false;
   let queued: string[] = [];
   /** The current burst, not yet handed to the stream. */
   let burst: string[] = [];
@@ -64,7 +63,6 @@ export function createChunkWriter(stream: NodeJS.WritableStream): ChunkWriter {
     queued = [];
     burst = [];
     burstChars = 0;
-    unwritten.delete(writeBurst);
     waitingForDrain = false;
     settle();
   };
@@ -100,7 +98,6 @@ export function createChunkWriter(stream: NodeJS.WritableStream): ChunkWriter {
 
   /** Hands the collected burst to the stream (or to the drain queue) as one chunk. */
   function writeBurst(): void {
-    unwritten.delete(writeBurst);
     if (burst.length === 0 || failed) return;
     const chunk = burst.length === 1 ? burst[0] : burst.join("");
     burst = [];
@@ -115,11 +112,10 @@ export function createChunkWriter(stream: NodeJS.WritableStream): ChunkWriter {
   const collect = (chunk: string): void => {
     burst.push(chunk);
     burstChars += chunk.length;
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.once("exit", writeAllOnExit);
+    if (!exitHooked && options.onExit) {
+      exitHooked = true;
+      options.onExit(writeBurst);
     }
-    unwritten.add(writeBurst);
     if (burstChars >= BATCH_CHARS) writeBurst();
   };
 

@@ -19,6 +19,7 @@ import { createPrettyRenderer } from "./pretty.js";
 import { escapeJsonForTerminal } from "./sanitize.js";
 import { serializeEvent } from "./serialize.js";
 import { shouldUseColor } from "./style.js";
+import type { CliIo } from "../io.js";
 
 export type EventsMode = "ndjson" | "pretty" | "none";
 
@@ -26,13 +27,15 @@ export const EVENTS_MODES: readonly EventsMode[] = ["ndjson", "pretty", "none"];
 
 export interface EventSinkOptions {
   mode: EventsMode;
-  /** Default `process.stderr`. */
-  stream?: NodeJS.WritableStream;
+  /** Where the events go: the call's stderr (../io.ts). */
+  stream: NodeJS.WritableStream;
+  /** The io host's exit hook: events still collected then are written synchronously. */
+  onExit?: (callback: () => void) => unknown;
   /** Default: the stream's own `isTTY`. */
   isTTY?: boolean;
   /** Default: see `shouldUseColor` (TTY, NO_COLOR, FORCE_COLOR, TERM=dumb). */
   color?: boolean;
-  /** Environment for the colour decision (default `process.env`). */
+  /** Environment for the colour decision (NO_COLOR, FORCE_COLOR, TERM); default none: colour on a TTY. */
   env?: NodeJS.ProcessEnv;
   /** Terminal width for the pretty status line (default: the stream's `columns`, else 80). */
   columns?: number;
@@ -48,17 +51,17 @@ export interface CliEventSink {
 }
 
 /** The default `--events` mode: `pretty` when the stream is a TTY, `ndjson` otherwise. */
-export function defaultEventsMode(stream: NodeJS.WritableStream = process.stderr): EventsMode {
+export function defaultEventsMode(stream: NodeJS.WritableStream): EventsMode {
   return isTTYStream(stream) ? "pretty" : "ndjson";
 }
 
 export function createEventSink(options: EventSinkOptions): CliEventSink {
-  const stream = options.stream ?? process.stderr;
+  const stream = options.stream;
   if (options.mode === "none") {
     return { emit() {}, log() {}, close: () => Promise.resolve() };
   }
   const isTTY = options.isTTY ?? isTTYStream(stream);
-  const writer = createChunkWriter(stream);
+  const writer = createChunkWriter(stream, { onExit: options.onExit });
 
   if (options.mode === "ndjson") {
     // On a terminal, C1 controls inside strings are escaped too (JSON.stringify leaves them raw).
@@ -77,7 +80,7 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
   const renderer = createPrettyRenderer({
     writer,
     isTTY,
-    color: options.color ?? shouldUseColor(isTTY, options.env),
+    color: options.color ?? shouldUseColor(isTTY, options.env ?? {}),
     columns,
   });
   return {
@@ -100,4 +103,14 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
 
 function isTTYStream(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+/** The sink of one CLI call: `mode` (default: by whether io's stderr is a TTY) on io's stderr. */
+export function createCallSink(io: Pick<CliIo, "stderr" | "isTTY" | "env" | "host">, mode: EventsMode = defaultModeOf(io)): CliEventSink {
+  return createEventSink({ mode, stream: io.stderr, isTTY: io.isTTY.stderr, env: io.env, onExit: (callback) => io.host.onExit(callback) });
+}
+
+/** The default `--events` mode of a call: `pretty` when its stderr is a TTY, `ndjson` otherwise. */
+export function defaultModeOf(io: Pick<CliIo, "isTTY">): EventsMode {
+  return io.isTTY.stderr ? "pretty" : "ndjson";
 }

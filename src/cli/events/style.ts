@@ -26,7 +26,7 @@ export function createStyle(color: boolean): Style {
  * `FORCE_COLOR` other than "0"/"false" turns it on; otherwise colour is on for a TTY whose `TERM`
  * is not "dumb".
  */
-export function shouldUseColor(isTTY: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+export function shouldUseColor(isTTY: boolean, env: NodeJS.ProcessEnv): boolean {
   if (env.NO_COLOR) return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined && force !== "") return force !== "0" && force !== "false";

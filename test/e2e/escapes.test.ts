@@ -1,0 +1,237 @@
+/**
+ * Issue 18, items 3, 4 and 5, through the CLI: runs whose code hangs or escapes the run still end
+ * with exactly one agentEnd and the documented exit code.
+ * - 3a: a writeTool-only spec (no tool folder) gets the watchdog: model-written `for(;;){}` ends at --timeout;
+ * - 3b: a tool's abort listener that never returns is ended by the watchdog (the deadline no longer disarms it);
+ * - 3d: a tool's 'exit' listener that never returns, or a stderr reader that stopped, cannot hold the exit;
+ * - 4: process.exit in a tool, a throw in a timer, a floating rejection, an Error whose message getter throws;
+ * - 5: console output and direct writes of tools and hooks never reach stdout or break the events.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, parseNdjson, yiemBin } from "../support/cli.js";
+import { batteryEnv, eventsOf, expectNoSecrets, expectRunEnded, SECRET_KEY, writeSpec, yiemSpawned as yiem } from "../fixtures/battery/harness.js";
+
+let dir: string;
+let server: ChatServer | undefined;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "yiem-hardening-escapes-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const call = (id: string, name: string, args: object = {}) => ({ id, name, arguments: JSON.stringify(args) });
+
+/** A folder `name` holding tool files (file name → source). */
+function toolFolder(name: string, files: Record<string, string>): string {
+  const folder = join(dir, name);
+  mkdirSync(folder, { recursive: true });
+  for (const [file, source] of Object.entries(files)) writeFileSync(join(folder, file), source);
+  return folder;
+}
+
+const tool = (name: string, execute: string, top = "") =>
+  `${top}\nexport default { name: ${JSON.stringify(name)}, label: "t", description: "d", inputSchema: { type: "object" }, ${execute} };\n`;
+
+describe("hangs the watchdog covers", () => {
+  it("a spec with only builtinTools: [writeTool] and no tool folder: model-written for(;;){} ends at --timeout, exit 3", async () => {
+    server = await startChatServer([
+      reply.json({ toolCalls: [call("w", "writeTool", { name: "spin", label: "Spin", description: "spins", inputSchema: { type: "object" }, executeCode: "for (;;) {}" })] }),
+      reply.json({ toolCalls: [call("s", "spin")] }),
+      reply.json({ content: "never" }),
+    ]);
+    const specDir = join(dir, "writetool-only");
+    mkdirSync(specDir);
+    const spec = writeSpec(specDir, "spec", { toolDirs: [], extra: ["builtinTools: [writeTool]"] });
+    const started = Date.now();
+    const r = await yiem(["run", "-c", spec, "--timeout", "2s", "hi"], { server, timeoutMs: 15_000 });
+    const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
+    expect(end.error).toMatch(/run timed out after 2000 ms: synchronous code of a tool or hook did not yield/);
+    expect(Date.now() - started).toBeLessThan(12_000);
+  });
+
+  it("a tool's abort listener that never returns: the watchdog still ends the run at the deadline, exit 3", async () => {
+    const tools = toolFolder("abort-listener", {
+      "stuck.ts": tool("stuck", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { for (;;) {} }); })"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("a", "stuck")] }), reply.json({ content: "never" })]);
+    const spec = writeSpec(dir, "abort-listener", { toolDirs: [tools] });
+    const r = await yiem(["run", "-c", spec, "--timeout", "1500ms", "hi"], { server, timeoutMs: 15_000 });
+    const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
+    expect(end.error).toMatch(/run timed out after 1500 ms/);
+    expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["a"]);
+  });
+
+  it("a tool's timer that starts spinning after the deadline stopped the run cannot hold it: exit 3", async () => {
+    const tools = toolFolder("late-spin", {
+      "late.ts": tool("late", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { setTimeout(() => { for (;;) {} }, 30); }); })"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("l", "late")] }), reply.json({ content: "never" })]);
+    const spec = writeSpec(dir, "late-spin", { toolDirs: [tools] });
+    const started = Date.now();
+    const r = await yiem(["run", "-c", spec, "--timeout", "1s", "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
+    expect(end.error).toMatch(/^run timed out after 1000 ms/);
+    expect(Date.now() - started).toBeLessThan(12_000);
+  });
+
+  it("a tool's exit listener that never returns: the run's answer, one agentEnd, and exit 0 within the grace", async () => {
+    const tools = toolFolder("exit-listener", {
+      "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("h", "hold")] }), reply.json({ content: "done" })]);
+    const spec = writeSpec(dir, "exit-listener", { toolDirs: [tools] });
+    const started = Date.now();
+    const r = await yiem(["run", "-c", spec, "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    expect(r.stdout).toBe("done\n");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a stderr reader that stopped reading cannot keep a finished run alive: exit 0 within the grace", async () => {
+    const tools = toolFolder("chatty", {
+      "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
+    const spec = writeSpec(dir, "chatty", { toolDirs: [tools] });
+    const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {
+      env: baseEnv(batteryEnv(server, { YIEM_EXIT_GRACE_MS: "500" })),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    // stderr is never read while the run goes on: its pipe fills up.
+    const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+    clearTimeout(killer);
+    child.stderr.destroy();
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+    expect(stdout).toBe("done\n");
+  });
+  it("with the reader stalled, a SIGTERM after the answer ends the wait at once, with the run's exit code", async () => {
+    const tools = toolFolder("chatty-term", {
+      "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
+    const spec = writeSpec(dir, "chatty-term", { toolDirs: [tools] });
+    const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {
+      env: baseEnv(batteryEnv(server, { YIEM_EXIT_GRACE_MS: "60000" })),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let answeredAt = 0;
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      if (!answeredAt && stdout.includes("done")) {
+        answeredAt = Date.now();
+        setTimeout(() => child.kill("SIGTERM"), 200);
+      }
+    });
+    const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+    clearTimeout(killer);
+    child.stderr.destroy();
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+    expect(stdout).toBe("done\n");
+    expect(Date.now() - answeredAt).toBeLessThan(10_000);
+  });
+});
+
+describe("tools that try to escape the run", () => {
+  it("process.exit(0) in a tool: the call gets an error result, the run goes on and answers", async () => {
+    const tools = toolFolder("exit-call", { "quit.ts": tool("quit", "execute: async () => { process.exit(0); return 'unreachable'; }") });
+    server = await startChatServer([reply.json({ toolCalls: [call("q", "quit")] }), reply.json({ content: "answered anyway" })]);
+    const spec = writeSpec(dir, "exit-call", { toolDirs: [tools] });
+    const r = await yiem(["run", "-c", spec, "hi"], { server });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    expect(r.stdout).toBe("answered anyway\n");
+    const [result] = eventsOf(r, "toolExecutionEnd");
+    expect(result.isError).toBe(true);
+    expect(result.result.content[0].text).toMatch(/Tool "quit" failed: tool or hook code called process\.exit\(0\)/);
+  });
+
+  for (const [what, execute, error] of [
+    ["a throw in a timer", "execute: async () => { setTimeout(() => { throw new Error('timer boom'); }, 10); await new Promise((r) => setTimeout(r, 2000)); return 'late'; }", /tool or hook code threw outside its call: timer boom/],
+    ["a floating promise rejection", "execute: async () => { Promise.reject(new Error('floating boom')); await new Promise((r) => setTimeout(r, 2000)); return 'late'; }", /tool or hook code left a promise rejection unhandled: floating boom/],
+  ] as const) {
+    it(`${what}: one agentEnd error with a readable message, exit 1, no raw stack trace`, async () => {
+      const tools = toolFolder(`uncaught-${what.length}`, { "crash.ts": tool("crash", execute) });
+      server = await startChatServer([reply.json({ toolCalls: [call("c", "crash")] }), reply.json({ content: "never" })]);
+      const spec = writeSpec(dir, `uncaught-${what.length}`, { toolDirs: [tools] });
+      const r = await yiem(["run", "-c", spec, "hi"], { server });
+      const end = expectRunEnded(r, { code: 1, stopReason: "error" });
+      expect(end.error).toMatch(error);
+      expect(r.stdout).toBe("");
+      expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["c"]);
+    });
+  }
+
+  it("an Error whose message getter throws: the call still gets an error result, and the run goes on", async () => {
+    const tools = toolFolder("getter", {
+      "getter.ts": tool("getter", "execute: async () => { class Nasty extends Error { get message(): string { throw new Error('getter'); } } throw new Nasty(); }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("g", "getter")] }), reply.json({ content: "fine" })]);
+    const spec = writeSpec(dir, "getter", { toolDirs: [tools] });
+    const r = await yiem(["run", "-c", spec, "hi"], { server });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    const [result] = eventsOf(r, "toolExecutionEnd");
+    expect(result.isError).toBe(true);
+    expect(result.result.content[0].text).toBe('Tool "getter" failed: a thrown Nasty (its message could not be read)');
+  });
+});
+
+describe("tool and hook output never reaches stdout or breaks the events", () => {
+  it("console.log/error and direct writes of a tool (also at load) and a hook become redacted warning events; --output json stays one object", async () => {
+    const tools = toolFolder("noisy", {
+      "noisy.ts": tool(
+        "noisy",
+        "execute: async () => { console.log('key is', process.env.LEAKY_KEY_FOR_TEST); console.error('not an event'); process.stdout.write('direct\\n'); process.stderr.write(Buffer.from('raw bytes\\n')); return 'ok'; }",
+        "console.log('loading noisy');",
+      ),
+    });
+    const hook = join(dir, "noisy-hook.ts");
+    writeFileSync(hook, "export default { beforeToolCall() { console.log('hook was here'); } };\n");
+    server = await startChatServer([reply.json({ toolCalls: [call("n", "noisy")] }), reply.json({ content: "done" })]);
+    const spec = writeSpec(dir, "noisy", { toolDirs: [tools], extra: [`hooks: { beforeToolCall: ${JSON.stringify(hook)} }`] });
+    const r = await yiem(["run", "-c", spec, "--output", "json", "hi"], { server, env: { LEAKY_KEY_FOR_TEST: SECRET_KEY } });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    expect(JSON.parse(r.stdout)).toMatchObject({ text: "done", stopReason: "completed" });
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+    assertEventStream(parseNdjson(r.stderr));
+    expectNoSecrets(r.stdout, r.stderr);
+    const warnings = eventsOf(r, "warning").map((e) => e.message);
+    expect(warnings).toEqual([
+      "tool or hook code wrote to stdout: loading noisy",
+      "tool or hook code wrote to stdout: hook was here",
+      "tool or hook code wrote to stdout: key is ***",
+      "tool or hook code wrote to stderr: not an event",
+      "tool or hook code wrote to stdout: direct",
+      "tool or hook code wrote to stderr: raw bytes",
+    ]);
+  });
+
+  it("tools list --json and tools call keep stdout for their own output; a tool's console output goes to stderr", async () => {
+    const tools = toolFolder("noisy-list", { "noisy.ts": tool("noisy", "execute: async () => { console.log('from execute'); return 'result'; }", "console.log('loading noisy');") });
+    const list = await yiem(["tools", "list", "--json", "--tool-dir", tools]);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).tools.map((t: { name: string }) => t.name)).toContain("noisy");
+    expect(list.stderr).toContain("loading noisy");
+    const called = await yiem(["tools", "call", "noisy", "--tool-dir", tools, "--events", "ndjson"]);
+    expect(called.code).toBe(0);
+    expect(called.stdout).toBe("result\n");
+    assertEventStream(called.events);
+    expect(eventsOf(called, "warning").map((e) => e.message)).toEqual([
+      "tool or hook code wrote to stdout: loading noisy",
+      "tool or hook code wrote to stdout: from execute",
+    ]);
+  });
+});

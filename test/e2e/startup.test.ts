@@ -1,0 +1,138 @@
+/**
+ * Start-up rule (docs/performance.md): `yiem --version` and `yiem --help` (and a command's
+ * `--help`) load only what argument parsing needs — never openai, execa, ajv, ajv-formats or sucrase (the tool transformer).
+ * The real binary runs with a preload that records every module the process loads: ES modules
+ * through a resolve hook (module.register), CommonJS through Module._load. No timings here:
+ * those are benchmarks (`npm run bench`).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot, yiemBin } from "../support/cli.js";
+
+const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase", "@modelcontextprotocol/client", "@modelcontextprotocol/server", "@modelcontextprotocol/core", "zod"];
+
+const HOOKS = `import { appendFileSync } from "node:fs";
+let out;
+export function initialize(data) { out = data.out; }
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(out, "esm " + result.url + "\\n");
+  return result;
+}
+`;
+
+const PRELOAD = `import { appendFileSync } from "node:fs";
+import Module, { register } from "node:module";
+const out = process.env.TRACE_MODULES_FILE;
+register(new URL("./hooks.mjs", import.meta.url), { data: { out } });
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  let resolved = request;
+  try { resolved = Module._resolveFilename(request, parent, isMain); } catch {}
+  appendFileSync(out, "cjs " + resolved + "\\n");
+  return load.apply(this, arguments);
+};
+`;
+
+let dir: string;
+let preload: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "yiem-startup-"));
+  writeFileSync(join(dir, "hooks.mjs"), HOOKS);
+  preload = join(dir, "preload.mjs");
+  writeFileSync(preload, PRELOAD);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let traceCount = 0;
+
+/** Runs `yiem ...args` with the module tracer; returns its output and the loaded modules. */
+function traced(args: string[]) {
+  const file = join(dir, `trace-${++traceCount}.txt`);
+  writeFileSync(file, "");
+  const result = spawnSync(process.execPath, ["--import", pathToFileURL(preload).href, yiemBin, ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, TRACE_MODULES_FILE: file, NO_COLOR: "1" },
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+  const modules = readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => line.slice(4));
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr, modules };
+}
+
+/** The heavy packages among `modules` (by their node_modules folder). */
+function heavyPackages(modules: string[]): string[] {
+  const found = new Set<string>();
+  for (const m of modules) {
+    const match = /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(m);
+    if (match && HEAVY.includes(match[1])) found.add(match[1]);
+  }
+  return [...found].sort();
+}
+
+function packagesOf(modules: string[]): string[] {
+  return [...new Set(modules.map((m) => /node_modules[\\/]([^\\/]+)[\\/]/.exec(m)?.[1]).filter((p): p is string => !!p))];
+}
+
+describe("start-up loads only what argument parsing needs", () => {
+  it("--version prints the version without loading any package", () => {
+    const run = traced(["--version"]);
+    expect(run.code).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
+    expect(run.stdout).toBe(`${pkg.version}\n`);
+    // The tracer works: it saw the entry, which answers before loading any of dist/.
+    expect(run.modules.some((m) => m.includes("bin/yiem.js"))).toBe(true);
+    expect(run.modules.filter((m) => /[\\/]dist[\\/]/.test(m))).toEqual([]);
+    expect(packagesOf(run.modules)).toEqual([]);
+  });
+
+  it("-V is the same fast path", () => {
+    const run = traced(["-V"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(packagesOf(run.modules)).toEqual([]);
+  });
+
+  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "--help"] }, { args: ["tools", "list", "--help"] }, { args: ["mcp", "serve", "--help"] }])(
+    "$args loads yargs but not openai, execa, ajv or sucrase",
+    ({ args }) => {
+      const run = traced(args);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("yiem");
+      expect(packagesOf(run.modules)).toContain("yargs");
+      expect(heavyPackages(run.modules)).toEqual([]);
+    },
+  );
+
+  it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["run", "--dry-run", "hello"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
+    const run = traced(args);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.modules.some((m) => m.includes("@modelcontextprotocol"))).toBe(false);
+    expect(run.modules.some((m) => /[\\/]dist[\\/]mcp[\\/]/.test(m))).toBe(false);
+  });
+
+  it("the tracer sees heavy packages when they are loaded (ESM import and CommonJS require)", () => {
+    const file = join(dir, "trace-self-check.txt");
+    writeFileSync(file, "");
+    const script = 'await import("openai"); (await import("node:module")).createRequire(process.cwd() + "/")("ajv");';
+    const result = spawnSync(process.execPath, ["--import", pathToFileURL(preload).href, "--input-type=module", "-e", script], {
+      cwd: repoRoot,
+      env: { ...process.env, TRACE_MODULES_FILE: file },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(result.status).toBe(0);
+    const modules = readFileSync(file, "utf8").split("\n").filter(Boolean);
+    expect(modules.some((m) => m.startsWith("esm ") && m.includes("node_modules/openai/"))).toBe(true);
+    expect(modules.some((m) => m.startsWith("cjs ") && m.includes("node_modules/ajv/"))).toBe(true);
+    expect(heavyPackages(modules.map((m) => m.slice(4)))).toEqual(["ajv", "openai"]);
+  });
+});

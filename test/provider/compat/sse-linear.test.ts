@@ -1,0 +1,52 @@
+/**
+ * Issue 13 item 11 (SSE part): reading SSE is linear in the input. A 32 MB single line, arriving
+ * in 64 KB pieces, parses in well under a second; the bound below (3 s) is generous on purpose:
+ * it only guards against quadratic blow-up (re-scanning the growing line per piece).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { SseParser } from "../../../src/provider/openai-stream.js";
+import { createOpenAIProvider } from "../../../src/provider/openai.js";
+import { startChatServer, streamChunk, type ChatServer } from "../../support/chat-server.js";
+
+let server: ChatServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const MB = 1024 * 1024;
+
+describe("SSE line parsing is linear", () => {
+  it("a 32 MB single data line in 64 KB pieces parses in under 3 s, exactly", () => {
+    const payload = "x".repeat(32 * MB);
+    const text = `data: ${payload}\r\n\r\n`;
+    const events: string[] = [];
+    const parser = new SseParser((data) => events.push(data));
+    const started = performance.now();
+    for (let i = 0; i < text.length; i += 64 * 1024) parser.push(text.slice(i, i + 64 * 1024));
+    parser.end();
+    const elapsed = performance.now() - started;
+    expect(events).toHaveLength(1);
+    expect(events[0].length).toBe(payload.length);
+    expect(events[0] === payload).toBe(true);
+    expect(elapsed).toBeLessThan(3000);
+  });
+
+  it("line breaks split across pieces (CR | LF, lone CR, LF) still end lines exactly once", () => {
+    const events: string[] = [];
+    const parser = new SseParser((data) => events.push(data));
+    for (const piece of ["data: a\r", "\n\r", "\ndata: b\r", "\r", "data: c\n", "\n", "data: d"]) parser.push(piece);
+    parser.end();
+    expect(events).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("a streamed answer whose one chunk is an 8 MB line arrives whole through the provider", async () => {
+    const content = "y".repeat(8 * MB);
+    server = await startChatServer([{ kind: "sse", chunks: [streamChunk({ role: "assistant", content }), streamChunk({}, "stop")] }]);
+    const provider = createOpenAIProvider({ model: "m", baseURL: server.url, apiKey: "k-123456", maxRetries: 0 });
+    const response = await provider.complete({ messages: [{ role: "user", content: "long" }], tools: [], signal: new AbortController().signal });
+    expect(response.message.content.length).toBe(content.length);
+    expect(response.finishReason).toBe("stop");
+    server.assertClean();
+  });
+});
