@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { printResultJsonSync, unfinishedResult } from "./output.js";
 import { ownWrite } from "../channels/guard.js";
+import { createRunFrame } from "../loop/run-frame.js";
 
 /** A problem with how yiem was called (flags, prompt, files named on the command line). */
 export class UsageError extends Error {
@@ -18,19 +19,9 @@ export function reportUsageError(message: string, format: "text" | "ndjson" = "t
   const runId = randomUUID();
   if (result) printResultJsonSync(unfinishedResult({ runId, stopReason: "error", error: message }), result.exitCode);
   if (format === "ndjson") {
-    const event = {
-      type: "agentEnd",
-      runId,
-      seq: 1,
-      ts: new Date().toISOString(),
-      stopReason: "error",
-      turns: 0,
-      toolCalls: 0,
-      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-      durationMs: 0,
-      error: message,
-    };
-    ownWrite(() => process.stderr.write(`${JSON.stringify(event)}\n`));
+    // A run that never started: its frame's lone agentEnd (../loop/run-frame.ts).
+    const sink = (event: object) => ownWrite(() => process.stderr.write(`${JSON.stringify(event)}\n`));
+    createRunFrame({ runId, sink }).end({ stopReason: "error", durationMs: 0, error: message });
     return;
   }
   ownWrite(() => process.stderr.write(`yiem: ${message}\n`));

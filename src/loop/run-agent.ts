@@ -9,11 +9,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AssistantMessage, ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from "../provider/types.js";
-import { createEmitter, type Emit } from "./events.js";
+import type { Emit } from "./events.js";
+import { createRunFrame } from "./run-frame.js";
 import type { FinishedCall } from "./execute.js";
 import { messageOf } from "./prepare.js";
 import { rejectCall, runToolCalls } from "./schedule.js";
-import { runStopOf } from "./abort.js";
+import { stopOf } from "./abort.js";
+import { openRunScope } from "./run-scope.js";
+import { createRunState } from "./run-state.js";
 import { capToolCalls, extractToolCalls } from "./tool-calls.js";
 import { preloadValidator } from "../tools/validate.js";
 import { previewArguments } from "../tools/arguments.js";
@@ -22,43 +25,34 @@ import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type
 import { addUsage, zeroUsage } from "./usage.js";
 
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
-  const runId = options.runId ?? randomUUID();
-  const emit = createEmitter(runId, options.onEvent);
+  const started = options.startedAt ?? performance.now();
+  // The run's framing (run-frame.ts): a caller that must be able to end the run from outside
+  // the loop (the CLI: signals, a stuck tool) opens the frame itself.
+  const frame = options.frame ?? createRunFrame({ runId: options.runId ?? randomUUID(), sink: options.onEvent, startedAt: started });
+  const runId = frame.runId;
+  const emit: Emit = frame.emit;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const mode = options.toolExecution ?? "sequential";
   const isToolAllowed = options.isToolAllowed ?? (() => true);
   const registry = options.registry ?? defaultToolRegistry;
   const hooks = options.hooks ?? {};
-  const started = options.startedAt ?? performance.now();
   const messages: ChatMessage[] = [...options.messages];
   const usage = zeroUsage();
   let turns = 0;
   let toolCallCount = 0;
-  let idCounter = 0;
-  const makeId = () => `call_${runId.slice(0, 8)}_${++idCounter}`;
 
-  // One signal for the whole run: the caller's abort or the run timeout.
-  const controller = new AbortController();
-  let timedOut = false;
-  const onOuterAbort = () => controller.abort(options.signal?.reason);
-  if (options.signal?.aborted) onOuterAbort();
-  else options.signal?.addEventListener("abort", onOuterAbort, { once: true });
-  const runTimer = limits.runTimeoutMs > 0
-    ? setTimeout(() => {
-        timedOut = true;
-        controller.abort(new Error(`run timed out after ${limits.runTimeoutMs} ms`));
-      }, limits.runTimeoutMs)
-    : undefined;
-  const signal = controller.signal;
-  // An abort with a RunStop reason (abort.ts) ends the run the way the reason says.
-  const interruptedReason = (): StopReason => (timedOut ? "timeout" : runStopOf(signal.reason)?.stopReason ?? "aborted");
+  // One signal for the whole run (run-scope.ts): the caller's abort or the run timeout; its
+  // abort reason says how the run ends.
+  const scope = options.scope ?? openRunScope({ signal: options.signal, timeoutMs: limits.runTimeoutMs });
+  const signal = scope.signal;
+  const interruptedReason = (): StopReason => stopOf(signal.reason).stopReason;
   const budgetSpent = () => limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens;
   const budgetError = () => `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
 
-  const offeredTools = () => registry.list().filter((t) => isToolAllowed(t.name));
-  emit({
-    type: "agentStart",
-    schemaVersion: 1,
+  // Per-run state (run-state.ts): the run's offer under its policy, its ids, its repeat counts.
+  const state = createRunState(runId, registry, isToolAllowed);
+  const offeredTools = state.offeredTools;
+  frame.start({
     yiemVersion: options.yiemVersion ?? "0.0.0",
     model: options.provider.model,
     tools: offeredTools().map((t) => t.name),
@@ -75,9 +69,6 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   let finishReason: FinishReason | null = null;
   let text = "";
   let error: string | undefined;
-  const repeats = new Map<string, number>();
-  // listTools (and anything else reading the registry's offer) sees this run's policy.
-  const releasePolicy = registry.applyPolicy(isToolAllowed);
 
   try {
     for (;;) {
@@ -125,7 +116,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       finishReason = response.finishReason;
       const turnUsage = { ...response.usage };
       addUsage(usage, response.usage);
-      const extracted = extractToolCalls(response.message, makeId);
+      const extracted = extractToolCalls(response.message, state.nextCallId);
       const capped = capToolCalls(extracted.toolCalls, limits.maxToolCallsPerResponse);
       const assistant: AssistantMessage = { role: "assistant", content: extracted.content, toolCalls: capped.calls };
       // Reasoning goes back to the server with the turn (only when it sent some; see provider/types.ts).
@@ -141,7 +132,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
 
       const calls = capped.calls;
       toolCallCount += calls.length;
-      const longestRepeat = countRepeats(calls, repeats);
+      const longestRepeat = state.countRepeats(calls);
       const batch = { turn, emit };
       let finished: FinishedCall[];
       let stopAfterBatch: StopReason | null = null;
@@ -165,7 +156,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
           mode,
           maxConcurrency: limits.maxConcurrency,
           registry,
-          isToolAllowed,
+          isToolAllowed: state.isOffered,
+          run: state,
           hooks,
           turn,
           signal,
@@ -212,58 +204,21 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     stopReason = "error";
     error = `internal error: ${messageOf(err)}`;
   } finally {
-    releasePolicy();
-    if (runTimer) clearTimeout(runTimer);
-    options.signal?.removeEventListener("abort", onOuterAbort);
+    // A scope the caller opened is the caller's to dispose of.
+    if (!options.scope) scope.dispose();
   }
 
   if ((stopReason === "aborted" || stopReason === "timeout" || stopReason === "error") && !error) {
-    error = runStopOf(signal.reason)?.message ?? (stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted");
+    error = stopOf(signal.reason).message;
   }
   const durationMs = Math.round(performance.now() - started);
   warningsOpen = false;
-  emit({
-    type: "agentEnd",
-    stopReason,
-    turns,
-    toolCalls: toolCallCount,
-    usage: { ...usage },
-    durationMs,
-    ...(error !== undefined ? { error } : {}),
-  });
+  frame.end({ stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, ...(error !== undefined ? { error } : {}) });
   return { runId, text, stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}) };
 }
 
 function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit: Emit }): FinishedCall[] {
   return calls.map((call) => rejectCall(call, call.arguments, reason, ctx));
-}
-
-/**
- * Counts, per call (same tool, same arguments), the turns in a row that made it, updating the
- * running `counts` (a call missing from a turn starts over); identical calls within one response
- * count once. Returns the longest run this turn reached.
- */
-function countRepeats(calls: ToolCall[], counts: Map<string, number>): { name: string; count: number } {
-  const longest = { name: "", count: 0 };
-  const thisTurn = new Map<string, number>();
-  for (const call of calls) {
-    const signature = `${call.name}\u0000${normalizeArgs(call.arguments)}`;
-    if (thisTurn.has(signature)) continue;
-    const count = (counts.get(signature) ?? 0) + 1;
-    thisTurn.set(signature, count);
-    if (count > longest.count) Object.assign(longest, { name: call.name, count });
-  }
-  counts.clear();
-  for (const [signature, count] of thisTurn) counts.set(signature, count);
-  return longest;
-}
-
-function normalizeArgs(raw: string): string {
-  try {
-    return JSON.stringify(JSON.parse(raw));
-  } catch {
-    return raw;
-  }
 }
 
 function resultText(content: Array<{ type: string; text?: string }>): string {

@@ -6,6 +6,8 @@
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
 import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { RunFrame } from "./run-frame.js";
+import type { RunScope } from "./run-scope.js";
 
 export type ToolExecutionMode = "sequential" | "parallel";
 
@@ -104,13 +106,27 @@ export interface RunAgentOptions {
   hooks?: AgentHooks;
   /**
    * Tools the policy allows; a call to any other is rejected, and it is never offered nor listed
-   * by `listTools` (applied to the registry for the run, see `ToolRegistry.applyPolicy`). Default: all.
+   * by `listTools`. The policy is the run's own (./run-state.ts): other runs on the same registry
+   * keep theirs. Default: all.
    */
   isToolAllowed?: (name: string) => boolean;
+  /** Aborts the run (with a RunStop reason, see abort.ts, it ends the way the reason says). */
   signal?: AbortSignal;
+  /**
+   * The run's scope (./run-scope.ts), when the caller opened it, e.g. so the deadline also covers
+   * its own preparation (the CLI: stdin, tool loading). It then replaces `signal` and
+   * `limits.runTimeoutMs`, and stays the caller's to dispose of. Default: a scope over those two.
+   */
+  scope?: RunScope;
   /** Receives every event, in order. Must not throw. */
   onEvent?: EventSink;
   runId?: string;
+  /**
+   * The run's frame (./run-frame.ts), when the caller opened it, e.g. to be able to end the run
+   * from outside the loop (`close()`); it then owns runId and the sink (`runId` and `onEvent`
+   * are not used). Default: a frame over `runId` and `onEvent`.
+   */
+  frame?: RunFrame;
   /** Emitted as `warning` events right after `agentStart` (e.g. tool files that failed to load). */
   startWarnings?: Array<{ message: string; path?: string; code?: WarningCode }>;
   /**

@@ -5,7 +5,6 @@
  */
 import { secretValues } from "../../config/redact.js";
 import { messageOf } from "../../error-text.js";
-import { createEventStamper } from "../../loop/events.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
 import { reportUsageError } from "../errors.js";
@@ -100,8 +99,7 @@ export function reportFatal(ctx: RunContext, error: unknown): number {
   const mcpFailures = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : [];
   if (mcpFailures.length > 0) {
     // The servers' own reports come first; agentEnd (next seq) then names every failure.
-    const stamp = createEventStamper(ctx.runId);
-    for (const body of mcpFailures) ctx.stream.emit(redact(stamp(body)));
+    for (const body of mcpFailures) ctx.stream.frame.emit(redact(body));
   }
   const code = isUsageProblem(error) ? EXIT.usage : EXIT.failure;
   endFromOutside(ctx, "error", message, code);

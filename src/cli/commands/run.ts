@@ -27,6 +27,7 @@ import type { ResolvedSpec } from "../../config/types.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import { secretValues } from "../../config/redact.js";
 import { RunStop } from "../../loop/abort.js";
+import { openRunScope, type RunScope } from "../../loop/run-scope.js";
 import type { AgentEvent, RunResult } from "../../loop/types.js";
 import type { Provider } from "../../provider/types.js";
 import { createEventSink, defaultEventsMode, type EventsMode } from "../events/sink.js";
@@ -52,7 +53,10 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
   const sink = createEventSink({ mode });
   const runId = randomUUID();
-  const stream = createRunStream(runId, sink.emit);
+  const startedAt = performance.now();
+  // Until the spec names the API key, events hide what the environment's secret variables hold.
+  let redact: Redactor = createRedactor(secretValues(process.env));
+  const stream = createRunStream(runId, (event) => sink.emit(redactEvent(redact, event)), startedAt);
   // The signal handlers stay installed until the process exits: a signal that arrives while the
   // result is being flushed must still end the process with its code, never by the default action.
   const signals = installSignalHandlers();
@@ -63,7 +67,10 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
     sink,
     stream,
     runId,
-    startedAt: performance.now(),
+    startedAt,
+    setRedactor: (next) => {
+      redact = next;
+    },
     resultPrinted: false,
     signal: stop.signal,
     abort: (reason) => {
@@ -85,11 +92,11 @@ export async function handler(argv: Record<string, unknown>): Promise<number> {
   // Nothing left to wait for: first abort the run (the loop ends it as an error); if that does
   // not end it either, the loop's own code is gone or waits forever: end it from outside.
   onEventLoopDrained(() => {
-    if (!stop.signal.aborted) {
+    if (!ctx.signal.aborted) {
       ctx.abort(new RunStop("error", `the run stopped before it finished: ${DRAINED_HINT}`));
       return;
     }
-    const [stopReason, message] = describeStop(stop.signal.reason);
+    const [stopReason, message] = describeStop(ctx.signal.reason);
     const code = endFromOutside(ctx, stopReason, message);
     void sink.close().finally(() => exitProcess(code));
   });
@@ -128,12 +135,15 @@ function guardRun(ctx: RunContext): void {
 }
 
 async function run(ctx: RunContext): Promise<number> {
-  const { argv, signal } = ctx;
+  const { argv } = ctx;
   // Every mistake at once, before the key is asked for: the command line's with the spec's.
-  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"], commandLineProblems(argv)), signal);
+  const spec = await unlessStopped(loadSpecFromArgv(argv, !argv["dry-run"], commandLineProblems(argv)), ctx.signal);
   const secrets = secretValues(process.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
-  startDeadline(ctx, spec);
+  ctx.setRedactor(redact);
+  // From here on ctx.signal is the run's scope: the signals and the deadline in one.
+  const scope = startDeadline(ctx, spec);
+  const signal = scope.signal;
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   ctx.killChildren = () => processes.killAllChildren();
@@ -200,15 +210,14 @@ async function run(ctx: RunContext): Promise<number> {
     registry: loaded.registry,
     messages,
     toolExecution: spec.toolExecution,
-    // The deadline is this command's (it started before stdin and the tools): see startDeadline.
-    limits: { ...spec.limits, runTimeoutMs: 0 },
+    limits: spec.limits,
     hooks,
     isToolAllowed: policy,
-    signal,
-    runId: ctx.runId,
+    // The run's scope opened when the spec was read (stdin and tool loading count): see startDeadline.
+    scope,
+    frame: ctx.stream.frame,
     configPath: spec.configPath,
     yiemVersion: packageVersion(),
-    onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
     startedAt: ctx.startedAt,
     startWarnings: [
       ...stdinWarnings,
@@ -246,28 +255,31 @@ function redactEvent(redact: Redactor, event: AgentEvent): AgentEvent {
 }
 
 /**
- * The run deadline (`--timeout` / limits.runTimeoutMs), counted from now: the spec is read, stdin
- * and the tools are still to come. When the run may execute tool or hook modules, a watchdog
- * thread also ends code that never yields (../watchdog.ts).
+ * Opens the run's scope (../../loop/run-scope.ts): the command's signal and the run deadline
+ * (`--timeout` / limits.runTimeoutMs), counted from now: the spec is read, stdin and the tools
+ * are still to come. The loop is given this scope, so the run has one deadline. When the run may
+ * execute tool or hook modules, a watchdog thread also ends code that never yields at that
+ * deadline (../watchdog.ts).
  */
-function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
+function startDeadline(ctx: RunContext, spec: ResolvedSpec): RunScope {
   const ms = spec.limits.runTimeoutMs;
-  if (!(ms > 0)) return;
+  // The deadline alone does not keep the process alive: a run with nothing else left to wait
+  // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
+  const scope = openRunScope({ signal: ctx.signal, timeoutMs: ms, keepAlive: false });
+  ctx.signal = scope.signal;
+  ctx.stopDeadline = () => scope.dispose();
+  if (scope.deadlineAt === undefined) return scope;
   const message = `run timed out after ${ms} ms`;
   let watchdog: { disarm(): void } | undefined;
   // The watchdog stays armed past the abort: an abort listener of a tool that never returns is
   // stuck code too. It is disarmed once the loop has returned (stopDeadline), or, for a run the
   // deadline stopped, once its agentEnd is written.
-  const timer = setTimeout(() => ctx.abort(new RunStop("timeout", message)), ms);
-  // The deadline alone does not keep the process alive: a run with nothing else left to wait
-  // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
-  timer.unref();
   const onStuck = () => {
     const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
     exitFromWatchdog(code);
   };
   ctx.stopDeadline = (keepWatchdog = false) => {
-    clearTimeout(timer);
+    scope.dispose();
     const armed = watchdog;
     watchdog?.disarm();
     // Re-armed from now: the side files of a stopped run still get their time to be written.
@@ -276,8 +288,7 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   // Every run that may run code of a tool, hook or model-written tool (writeTool) is guarded.
   const mayRunModules = spec.toolDirs.length > 0 || spec.builtinTools.includes("writeTool") ||
     Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
-  if (!mayRunModules) return;
   // Started before any tool module is evaluated: a module's top level may be what never yields.
-  watchdog = startWatchdog(Date.now() + ms, onStuck);
+  if (mayRunModules) watchdog = startWatchdog(scope.deadlineAt, onStuck);
+  return scope;
 }
-

@@ -11,7 +11,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { secretValues } from "../../config/redact.js";
-import { createEmitter, type Emit } from "../../loop/events.js";
+import type { Emit } from "../../loop/events.js";
+import { createRunFrame, type RunFrame } from "../../loop/run-frame.js";
 import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
@@ -34,7 +35,8 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
   const runId = randomUUID();
   // Until the spec names the API key, hide what the environment's secret-named variables hold.
   let redact: Redactor = createRedactor(secretValues(process.env));
-  const emit: Emit = createEmitter(runId, (event) => sink.emit(redact(event)));
+  const frame = createRunFrame({ runId, sink: (event) => sink.emit(redact(event)) });
+  const emit: Emit = frame.emit;
   let started = false;
   let closeMcp: () => Promise<void> = () => Promise.resolve();
   // Tool code's output becomes warning events (held until agentStart, none after agentEnd); a
@@ -61,12 +63,12 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     const { registry, problems, mcp } = await loadToolsRegistry(spec, { mcp: name.startsWith("mcp__") });
     closeMcp = () => mcp?.close() ?? Promise.resolve();
     const { createToolPolicy } = await import("../../tools/policy.js");
-    registry.applyPolicy(createToolPolicy(spec.tools.allow, spec.tools.deny));
+    // listTools lists what the spec allows: the call's run view (not a policy put on the registry).
+    const allowed = createToolPolicy(spec.tools.allow, spec.tools.deny);
+    const run = { isOffered: allowed, offeredTools: () => registry.list().filter((t) => allowed(t.name)) };
     const clock = performance.now();
     const tool = registry.get(name);
-    emit({
-      type: "agentStart",
-      schemaVersion: 1,
+    frame.start({
       yiemVersion: packageVersion(),
       model: "none",
       tools: tool ? [name] : [],
@@ -83,15 +85,7 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
       warn = () => 0;
       const usage = zeroUsage();
       addUsage(usage, finished?.result.usage);
-      emit({
-        type: "agentEnd",
-        stopReason,
-        turns: 0,
-        toolCalls: 1,
-        usage,
-        durationMs: Math.round(performance.now() - clock),
-        ...(error !== undefined ? { error } : {}),
-      });
+      frame.end({ stopReason, turns: 0, toolCalls: 1, usage, durationMs: Math.round(performance.now() - clock), ...(error !== undefined ? { error } : {}) });
     };
     const toolCall = { id: `call_${randomBytes(6).toString("hex")}`, name, arguments: raw };
     const reject = async (reason: string, args: unknown) => {
@@ -109,7 +103,7 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     // Handlers stay installed until exit, so a signal during the flush still exits 128+signal.
     const finished = await executeToolCall(
       { toolCall, tool, args: prepared.args },
-      { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs },
+      { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs, run },
     );
     const { result, isError } = finished;
     const escaped = hasUncaught ? `tool or hook code failed outside its call: ${messageOf(uncaught)}` : undefined;
@@ -123,7 +117,7 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
     }
     return exitCodeFor(stopReason, signals.received);
   } catch (error) {
-    return await reportFailure(error, { sink, mode, emit, started, redact, debug: Boolean(argv.debug) });
+    return await reportFailure(error, { sink, mode, frame, started, redact, debug: Boolean(argv.debug) });
   } finally {
     await closeMcp().catch(() => {});
     await sink.close();
@@ -133,15 +127,15 @@ export async function callCommand(argv: Record<string, unknown>): Promise<number
 /** A problem outside the tool (spec, flags, loading): one agentEnd event, or a line with `--events none`. */
 async function reportFailure(
   error: unknown,
-  ctx: { sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
+  ctx: { sink: CliEventSink; mode: EventsMode; frame: RunFrame; started: boolean; redact: Redactor; debug: boolean },
 ): Promise<number> {
   const message = ctx.redact(messageOf(error));
   if (ctx.mode === "none") reportUsageError(message);
   else {
     // A required MCP server that failed: its own report first, as in a run.
-    for (const event of (error as { name?: string; events?: AgentEventBody[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : []) ctx.emit(event);
+    for (const event of (error as { name?: string; events?: AgentEventBody[] } | null)?.name === "McpRequiredError" ? (error as { events: AgentEventBody[] }).events : []) ctx.frame.emit(event);
   }
-  if (ctx.mode !== "none") ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
+  if (ctx.mode !== "none") ctx.frame.end({ stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
   if (ctx.debug && error instanceof Error && error.stack) ctx.sink.log(ctx.redact(error.stack));
   await ctx.sink.close();
   return exitCodeForError(error);

@@ -11,7 +11,8 @@ import { secretValues } from "../../config/redact.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
-import { createEmitter, type Emit } from "../../loop/events.js";
+import type { Emit } from "../../loop/events.js";
+import { createRunFrame } from "../../loop/run-frame.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
@@ -66,7 +67,7 @@ export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): voi
 }
 
 export function newEmitter(sink: CliEventSink): Emit {
-  return createEmitter(randomUUID(), (event) => sink.emit(redactor(event)));
+  return createRunFrame({ runId: randomUUID(), sink: (event) => sink.emit(redactor(event)) }).emit;
 }
 
 export { readFlagValue } from "../flag-value.js";
