@@ -4,10 +4,8 @@ import { printResultJsonSync, unfinishedResult } from "./output.js";
 import { ownWrite } from "../channels/guard.js";
 import { createRunFrame } from "../loop/run-frame.js";
 
-/** A problem with how yiem was called (flags, prompt, files named on the command line). */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+// Defined in the shared base (../usage-error.ts): the session store, below the CLI, throws it too.
+export { UsageError } from "../usage-error.js";
 
 /**
  * Writes a usage error to stderr before any event sink exists: `yiem: message` as text, or, for

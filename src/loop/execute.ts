@@ -10,7 +10,7 @@ import type { ToolCall } from "../provider/types.js";
 import { textContent } from "../tools/define.js";
 import type { ContentPart, PartialToolResult, Tool, ToolResult, ToolRunContext } from "../tools/types.js";
 import { untilAborted } from "./abort.js";
-import { cutText } from "./redact.js";
+import { cutText } from "../redact.js";
 import { messageOf } from "./prepare.js";
 import type { Emit } from "./events.js";
 import type { AgentHooks } from "./types.js";

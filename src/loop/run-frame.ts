@@ -17,39 +17,11 @@
  *   `turnEnd`, then comes `agentEnd` — so `seq` stays gap-free and every call has one result.
  * - Nothing is emitted after `agentEnd`; a sink that throws is ignored (events never break a run).
  */
-import type { AgentEvent, AgentEventBody, EventSink, StopReason } from "./types.js";
+import type { AgentEvent, AgentEventBody, EventSink, RunFrame, RunOutcome } from "./types.js";
 import type { Usage } from "../tools/types.js";
 import { addUsage, zeroUsage } from "./usage.js";
 
-type AgentStartBody = Extract<AgentEventBody, { type: "agentStart" }>;
-type AgentEndBody = Extract<AgentEventBody, { type: "agentEnd" }>;
-
-/** How a run ended, as its `agentEnd` says. */
-export type RunOutcome = Omit<AgentEndBody, "type">;
-
-/** What `end()` is told; counts and duration left out are the frame's own (module rules). */
-export type RunEnding = Pick<AgentEndBody, "stopReason"> & Partial<Omit<AgentEndBody, "type" | "stopReason">>;
-
-export interface RunFrame {
-  readonly runId: string;
-  /** Stamps `body` and passes it to the sink; does nothing once the run has ended. An `agentEnd` body goes through `end()`. */
-  emit(body: AgentEventBody): void;
-  /** Emits `agentStart` (schemaVersion 1). */
-  start(fields: Omit<AgentStartBody, "type" | "schemaVersion">): void;
-  /** Emits the one `agentEnd` (module rules); returns the outcome it carries. */
-  end(ending: RunEnding): RunOutcome;
-  /** Closes the open turn and its calls, then ends the run (module rules); does nothing once ended. */
-  close(stopReason: StopReason, error: string): RunOutcome;
-  /**
-   * Passes on an event already stamped for this run (e.g. read back from a recording): its `seq`
-   * is adopted, so the frame's own events continue after it.
-   */
-  relay(event: AgentEvent): void;
-  /** True once `agentEnd` was emitted. */
-  readonly ended: boolean;
-  /** The outcome `agentEnd` carried; null before the run ended. */
-  readonly outcome: RunOutcome | null;
-}
+export type { RunEnding, RunFrame, RunOutcome } from "./types.js";
 
 export interface RunFrameOptions {
   runId: string;

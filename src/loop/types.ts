@@ -6,7 +6,6 @@
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
 import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { RunFrame } from "./run-frame.js";
 import type { RunScope } from "./run-scope.js";
 
 export type ToolExecutionMode = "sequential" | "parallel";
@@ -277,3 +276,36 @@ export type WarningCode = "stdinIgnored";
 export type AgentEvent = AgentEventBody & EventBase;
 export type AgentEventType = AgentEvent["type"];
 export type EventSink = (event: AgentEvent) => void;
+
+// ---- the run frame (implemented by ./run-frame.ts) ----
+
+type AgentStartBody = Extract<AgentEventBody, { type: "agentStart" }>;
+type AgentEndBody = Extract<AgentEventBody, { type: "agentEnd" }>;
+
+/** How a run ended, as its `agentEnd` says. */
+export type RunOutcome = Omit<AgentEndBody, "type">;
+
+/** What `end()` is told; counts and duration left out are the frame's own (module rules). */
+export type RunEnding = Pick<AgentEndBody, "stopReason"> & Partial<Omit<AgentEndBody, "type" | "stopReason">>;
+
+export interface RunFrame {
+  readonly runId: string;
+  /** Stamps `body` and passes it to the sink; does nothing once the run has ended. An `agentEnd` body goes through `end()`. */
+  emit(body: AgentEventBody): void;
+  /** Emits `agentStart` (schemaVersion 1). */
+  start(fields: Omit<AgentStartBody, "type" | "schemaVersion">): void;
+  /** Emits the one `agentEnd` (module rules); returns the outcome it carries. */
+  end(ending: RunEnding): RunOutcome;
+  /** Closes the open turn and its calls, then ends the run (module rules); does nothing once ended. */
+  close(stopReason: StopReason, error: string): RunOutcome;
+  /**
+   * Passes on an event already stamped for this run (e.g. read back from a recording): its `seq`
+   * is adopted, so the frame's own events continue after it.
+   */
+  relay(event: AgentEvent): void;
+  /** True once `agentEnd` was emitted. */
+  readonly ended: boolean;
+  /** The outcome `agentEnd` carried; null before the run ended. */
+  readonly outcome: RunOutcome | null;
+}
+

@@ -34,6 +34,7 @@ import { describeNonJson, errorText, jsonOrText, keepingErrorBodies, withHint } 
 import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, shownBaseURL } from "./reasoning.js";
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
+import { redactText } from "../redact.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
@@ -95,7 +96,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     stream: stream !== false,
     streamUsage: streamUsage !== false,
   };
-  const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
+  // The key itself is hidden from the messages this client writes, also when it is short.
+  const redact = (text: string) => (apiKey && apiKey.length >= 4 ? redactText(text, [apiKey]) : text);
   // The base URL the SDK will use: the option, else OPENAI_BASE_URL, else OpenAI's API.
   const where = shownBaseURL(opts.baseURL || process.env.OPENAI_BASE_URL || "https://api.openai.com/v1");
   const origin = reasoningOrigin(opts.model, where);

@@ -17,7 +17,7 @@
  */
 import { lstat, mkdir, readdir, readFile, realpath, unlink } from "node:fs/promises";
 import { join, relative, resolve, isAbsolute, sep } from "node:path";
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeFileAtomic } from "../atomic-write.js";
 import { GENERATED_TOOL_NAME_PATTERN } from "./define.js";
 import type { ToolRegistry } from "./registry.js";
 import { errorMessage, loadToolFile } from "./loader.js";

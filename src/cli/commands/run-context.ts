@@ -21,7 +21,7 @@ export interface RunContext {
   /** When the command started (`performance.now()`): durations count from here, stdin included. */
   startedAt: number;
   /** Sets what the run's events are redacted with (once the spec names the API key). */
-  setRedactor(redact: import("../../loop/redact.js").Redactor): void;
+  setRedactor(redact: import("../../redact.js").Redactor): void;
   /** The run's one abort signal: the command's (signals, drained event loop), then, once the spec is read, the run's scope with its deadline (run.ts). */
   signal: AbortSignal;
   abort(reason: unknown): void;

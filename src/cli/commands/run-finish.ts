@@ -3,9 +3,9 @@
  * agentEnd (`finishRun`); a run that could not start or was stopped before the loop began
  * (`reportFatal`). Both return the exit code.
  */
-import { secretValues } from "../../config/redact.js";
+import { secretValues } from "../../secrets.js";
 import { messageOf } from "../../error-text.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
 import { reportUsageError } from "../errors.js";
 import { withFailure } from "../events/run-stream.js";

@@ -10,19 +10,19 @@
  * Exit 0 ok, 1 error result, 2 unknown tool, invalid arguments or bad spec, 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { secretValues } from "../../config/redact.js";
+import { secretValues } from "../../secrets.js";
 import type { Emit } from "../../loop/events.js";
 import { createRunFrame, type RunFrame } from "../../loop/run-frame.js";
 import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEventBody, StopReason } from "../../loop/types.js";
 import { addUsage, zeroUsage } from "../../loop/usage.js";
 import type { ContentPart } from "../../tools/types.js";
 import { reportUsageError } from "../errors.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
 import { EXIT, exitCodeFor } from "../exit-codes.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import { printJson, printText } from "../output.js";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";

@@ -7,16 +7,16 @@
 import { randomUUID } from "node:crypto";
 import { relative, isAbsolute, sep } from "node:path";
 import { exitProcess, guardChannels } from "../../channels/guard.js";
-import { secretValues } from "../../config/redact.js";
+import { secretValues } from "../../secrets.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { Emit } from "../../loop/events.js";
 import { createRunFrame } from "../../loop/run-frame.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import type { CliEventSink } from "../events/sink.js";
 
 let redactor: Redactor = createRedactor(secretValues(process.env));
