@@ -25,7 +25,8 @@ import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type
 import { addUsage, zeroUsage } from "./usage.js";
 
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
-  const started = options.startedAt ?? performance.now();
+  const framing = options.framing ?? {};
+  const started = framing.startedAt ?? performance.now();
   // The run's framing (run-frame.ts): a caller that must be able to end the run from outside
   // the loop (the CLI: signals, a stuck tool) opens the frame itself.
   const frame = options.frame ?? createRunFrame({ runId: options.runId ?? randomUUID(), sink: options.onEvent, startedAt: started });
@@ -53,17 +54,17 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const state = createRunState(runId, registry, isToolAllowed);
   const offeredTools = state.offeredTools;
   frame.start({
-    yiemVersion: options.yiemVersion ?? "0.0.0",
+    yiemVersion: framing.yiemVersion ?? "0.0.0",
     model: options.provider.model,
     tools: offeredTools().map((t) => t.name),
     toolExecution: mode,
-    configPath: options.configPath ?? null,
-    ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+    configPath: framing.configPath ?? null,
+    ...(framing.mcpServers ? { mcpServers: framing.mcpServers } : {}),
   });
-  for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
-  options.onStart?.(emit);
+  for (const warning of framing.startWarnings ?? []) emit({ type: "warning", ...warning });
+  framing.onStart?.(emit);
   let warningsOpen = true;
-  options.attachWarnings?.((warning) => warningsOpen && emit({ type: "warning", ...warning }));
+  framing.attachWarnings?.((warning) => warningsOpen && emit({ type: "warning", ...warning }));
 
   let stopReason: StopReason = "completed";
   let finishReason: FinishReason | null = null;

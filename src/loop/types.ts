@@ -126,6 +126,15 @@ export interface RunAgentOptions {
    * are not used). Default: a frame over `runId` and `onEvent`.
    */
   frame?: RunFrame;
+  /** What a command-line caller adds to the run's framing (agentStart fields, events from outside the loop). */
+  framing?: RunFraming;
+}
+
+/**
+ * The caller's part of a run's framing, for callers that set things up before the loop (the
+ * CLI: its spec, its tool files, MCP servers, stdin); a library caller needs none of it.
+ */
+export interface RunFraming {
   /** Emitted as `warning` events right after `agentStart` (e.g. tool files that failed to load). */
   startWarnings?: Array<{ message: string; path?: string; code?: WarningCode }>;
   /**
@@ -135,8 +144,9 @@ export interface RunAgentOptions {
   startedAt?: number;
   /** Called after the start warnings with a function that emits one more `warning` event until agentEnd (then it does nothing). */
   attachWarnings?: (warn: (warning: { message: string; path?: string }) => void) => void;
-  /** Extra agentStart fields. */
+  /** agentStart's `configPath` (default null). */
   configPath?: string | null;
+  /** agentStart's `yiemVersion` (default "0.0.0"). */
   yiemVersion?: string;
   /** MCP servers and their status, listed in agentStart when given. */
   mcpServers?: McpServerStatus[];

@@ -14,6 +14,7 @@
 import { readRegularText } from "../regular-file.js";
 import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolCall } from "./types.js";
+import { callsWithBlock } from "./text-tool-calls.js";
 import { ModelError } from "./types.js";
 import { argumentsText, buildRequestBody, contentText, parseUsage } from "./wire.js";
 import { reasoningFor } from "./reasoning.js";
@@ -54,7 +55,7 @@ export function createReplayProvider(file: string): Provider {
       const message: ModelResponse["message"] = {
         role: "assistant",
         content,
-        toolCalls: turn.toolCalls.map((call) => ({ ...call })),
+        toolCalls: callsWithBlock(turn.toolCalls.map((call) => ({ ...call })), turn.toolCallBlock),
       };
       if (turn.toolCallBlock !== undefined) message.toolCallBlock = turn.toolCallBlock;
       const finishReason = turn.finishReason ?? (turn.toolCalls.length > 0 ? "tool_calls" : "stop");

@@ -216,24 +216,26 @@ async function run(ctx: RunContext): Promise<number> {
     // The run's scope opened when the spec was read (stdin and tool loading count): see startDeadline.
     scope,
     frame: ctx.stream.frame,
-    configPath: spec.configPath,
-    yiemVersion: packageVersion(),
-    startedAt: ctx.startedAt,
-    startWarnings: [
-      ...stdinWarnings,
-      ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) })),
-      ...ctx.earlyWarnings.map((message) => ({ message })),
-    ],
-    attachWarnings: (warn) => {
-      ctx.warn = (message) => warn({ message });
-    },
-    ...(mcp ? {
-      mcpServers: mcp.servers,
-      onStart: (emit) => {
-        for (const body of mcp.startEvents) emit(body);
-        mcp.attach(emit);
+    framing: {
+      configPath: spec.configPath,
+      yiemVersion: packageVersion(),
+      startedAt: ctx.startedAt,
+      startWarnings: [
+        ...stdinWarnings,
+        ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) })),
+        ...ctx.earlyWarnings.map((message) => ({ message })),
+      ],
+      attachWarnings: (warn) => {
+        ctx.warn = (message) => warn({ message });
       },
-    } : {}),
+      ...(mcp ? {
+        mcpServers: mcp.servers,
+        onStart: (emit) => {
+          for (const body of mcp.startEvents) emit(body);
+          mcp.attach(emit);
+        },
+      } : {}),
+    },
   });
   // A run the deadline stopped has no answer to print: its watchdog stays armed until agentEnd.
   ctx.stopDeadline(result.stopReason === "timeout");
