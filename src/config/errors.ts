@@ -3,9 +3,9 @@
  * that finds several problems throws one ConfigError holding them all (./problems.ts).
  */
 import path from "node:path";
+import type { SpecPath } from "../interpolate.js";
 
-/** A key path in the spec: `["limits", "maxTurns"]`, `["toolDirs", 1]`. */
-export type SpecPath = (string | number)[];
+export type { SpecPath } from "../interpolate.js";
 
 export interface ConfigErrorDetails {
   /** Absolute path of the file at fault. */

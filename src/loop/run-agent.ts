@@ -22,7 +22,8 @@ import { preloadValidator } from "../tools/validate.js";
 import { previewArguments } from "../tools/arguments.js";
 import { defaultToolRegistry } from "../tools/registry.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
-import { addUsage, zeroUsage } from "./usage.js";
+import { addUsage, zeroUsage } from "../tools/usage.js";
+import { contentText } from "../tools/content.js";
 
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const framing = options.framing ?? {};
@@ -188,7 +189,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       const terminating = finished.filter((f) => f.result.terminate);
       if (terminating.length > 0) {
         stopReason = "terminated";
-        text = terminating.map((f) => resultText(f.result.content)).join("\n");
+        text = terminating.map((f) => contentText(f.result.content, "omit")).join("\n");
         break;
       }
       if (calls.length === 0) {
@@ -222,6 +223,3 @@ function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit:
   return calls.map((call) => rejectCall(call, call.arguments, reason, ctx));
 }
 
-function resultText(content: Array<{ type: string; text?: string }>): string {
-  return content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
-}

@@ -19,7 +19,7 @@
  */
 import type { AgentEvent, AgentEventBody, EventSink, RunFrame, RunOutcome } from "./types.js";
 import type { Usage } from "../tools/types.js";
-import { addUsage, zeroUsage } from "./usage.js";
+import { addUsage, zeroUsage } from "../tools/usage.js";
 
 export type { RunEnding, RunFrame, RunOutcome } from "./types.js";
 

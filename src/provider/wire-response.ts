@@ -10,6 +10,7 @@
 import type { Usage } from "../tools/types.js";
 import { REASONING_FIELDS, type AssistantMessage, type ReasoningFields, type ToolCall } from "./types.js";
 import { callsWithBlock } from "./text-tool-calls.js";
+import { tokenCount } from "../tools/usage.js";
 
 type Loose = Record<string, unknown>;
 
@@ -73,13 +74,11 @@ export function wireUsageOf(body: Loose): unknown {
 /** Usage from the wire (`prompt_tokens` …); missing numbers count as 0 and total defaults to the sum. */
 export function parseUsage(raw: unknown): Usage {
   const usage = asObject(raw);
-  const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+  const count = tokenCount;
   const promptTokens = count(usage.prompt_tokens);
   const completionTokens = count(usage.completion_tokens);
   const total = count(usage.total_tokens);
   return { promptTokens, completionTokens, totalTokens: total > 0 ? total : promptTokens + completionTokens };
 }
 
-export function zeroUsage(): Usage {
-  return { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-}
+export { zeroUsage } from "../tools/usage.js";

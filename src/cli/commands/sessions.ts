@@ -24,6 +24,7 @@ import { printJson, printText } from "../output.js";
 import { resolveResume } from "../run-session.js";
 import { formatTable, oneLine } from "../table.js";
 import { reportCommandError } from "./tools-context.js";
+import { contentText } from "../../tools/content.js";
 
 export async function handler(argv: Record<string, unknown>): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
@@ -137,7 +138,7 @@ function prettyMessage(message: ChatMessage): string[] {
         ...message.toolCalls.map((call) => `assistant → ${call.name}(${cut(call.arguments, 200)})`),
       ];
     case "tool": {
-      const text = message.content.map((part) => (part.type === "text" ? part.text : `[image ${part.mimeType}]`)).join("");
+      const text = contentText(message.content);
       return [`tool ${message.toolName}${message.isError ? " (error)" : ""}: ${cut(text, 400)}`];
     }
   }

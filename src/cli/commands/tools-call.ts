@@ -17,7 +17,7 @@ import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
 import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEventBody, StopReason } from "../../loop/types.js";
-import { addUsage, zeroUsage } from "../../loop/usage.js";
+import { addUsage, zeroUsage } from "../../tools/usage.js";
 import type { ContentPart } from "../../tools/types.js";
 import { reportUsageError } from "../errors.js";
 import { createEventSink, defaultEventsMode, type CliEventSink, type EventsMode } from "../events/sink.js";
@@ -28,6 +28,7 @@ import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import { beforeForcedExit, installSignalHandlers } from "../signals.js";
 import { exitCodeForError, loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
+import { contentText } from "../../tools/content.js";
 
 export async function callCommand(argv: Record<string, unknown>): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultEventsMode();
@@ -141,9 +142,4 @@ async function reportFailure(
   return exitCodeForError(error);
 }
 
-/** Text parts joined by newlines; an image part as a short placeholder. */
-export function contentText(content: ContentPart[]): string {
-  return content
-    .map((part) => (part.type === "text" ? part.text : `[image ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes]`))
-    .join("\n");
-}
+export { contentText } from "../../tools/content.js";
