@@ -4,7 +4,8 @@
  */
 import type { Limits, ToolExecutionMode } from "../loop/types.js";
 
-export type BuiltinToolName = "listTools" | "writeTool";
+export type { BuiltinToolName } from "../tools/builtins/names.js";
+import type { BuiltinToolName } from "../tools/builtins/names.js";
 
 /** Milliseconds, or a string like "500ms", "30s", "2m", "1h", "1500". */
 export type DurationInput = number | string;

@@ -22,7 +22,7 @@
 import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { interpolateEnvMap } from "../interpolate.js";
 import { readRegularText } from "../regular-file.js";
-import { textContent } from "./define.js";
+import { inputSchemaProblem, textContent } from "./define.js";
 import { childEnv, runProcess, type ProcessOutcome } from "./process.js";
 import type { JsonSchema, Tool, ToolResult } from "./types.js";
 
@@ -83,9 +83,8 @@ export function parseCommandManifest(value: unknown, file: string): CommandToolM
   for (const key of ["name", "label", "description"] as const) {
     if (typeof m[key] !== "string") fail(`"${key}" must be a string`);
   }
-  const schema = m.inputSchema as Record<string, unknown>;
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) fail(`"inputSchema" must be an object`);
-  if (schema.type !== "object") fail(`"inputSchema.type" must be "object"`);
+  const schemaProblem = inputSchemaProblem(m.inputSchema);
+  if (schemaProblem) fail(schemaProblem);
   const command = m.command;
   if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
     fail(`"command" must be a non-empty array of strings (argv, no shell)`);
