@@ -13,6 +13,9 @@ import { addUsage, tokenCount, zeroUsage } from "../src/tools/usage.js";
 import { parseUsage } from "../src/provider/wire-response.js";
 import { contentText } from "../src/tools/content.js";
 import { newAjv } from "../src/ajv.js";
+import { MODEL_DEFAULTS } from "../src/provider/defaults.js";
+import { DEFAULT_API_KEY_ENV, DEFAULT_MODEL_SETTINGS } from "../src/config/types.js";
+import { createEmitter } from "../src/loop/events.js";
 
 describe("one home per rule", () => {
   it("built-in names: the spec schema's enum and the generator's reserved names are the one list", () => {
@@ -52,5 +55,20 @@ describe("one home per rule", () => {
     expect(() => plain.compile({ type: "string", format: "email" })).toThrow();
     const withFormats = newAjv({ strict: false }, { formats: true });
     expect(withFormats.compile({ type: "string", format: "email" })("a@b.c")).toBe(true);
+  });
+
+  it("model defaults: the spec shows the client's own", () => {
+    expect(DEFAULT_MODEL_SETTINGS).toEqual({ stream: MODEL_DEFAULTS.stream, maxRetries: MODEL_DEFAULTS.maxRetries, timeoutMs: MODEL_DEFAULTS.timeoutMs });
+    expect(DEFAULT_API_KEY_ENV).toBe(MODEL_DEFAULTS.apiKeyEnv);
+  });
+
+  it("the earlier createEmitter is a frame's emit: a second agentEnd is never written", () => {
+    const seen: string[] = [];
+    const emit = createEmitter("r", (event) => seen.push(`${event.type}:${event.seq}`));
+    const end = { type: "agentEnd" as const, stopReason: "completed" as const, turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: 0 };
+    emit({ type: "warning", message: "w" });
+    emit(end);
+    emit(end);
+    expect(seen).toEqual(["warning:1", "agentEnd:2"]);
   });
 });

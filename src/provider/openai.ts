@@ -35,6 +35,7 @@ import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, shownBa
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
 import { redactText } from "../redact.js";
+import { MODEL_DEFAULTS } from "./defaults.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
@@ -67,8 +68,8 @@ export interface OpenAIProviderOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-const DEFAULT_MAX_RETRIES = 2;
-const DEFAULT_TIMEOUT_MS = 600_000;
+const DEFAULT_MAX_RETRIES = MODEL_DEFAULTS.maxRetries;
+const DEFAULT_TIMEOUT_MS = MODEL_DEFAULTS.timeoutMs;
 const NO_KEY_PLACEHOLDER = "no-api-key";
 /** setTimeout's limit is 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_000_000_000;
@@ -83,7 +84,7 @@ const MAX_TIMER_MS = 2_000_000_000;
 const JSON_HEADERS = { "content-type": "application/json" };
 
 export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
-  const stream = opts.stream ?? "auto";
+  const stream = opts.stream ?? MODEL_DEFAULTS.stream;
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
   const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
   const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
