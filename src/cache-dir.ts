@@ -36,20 +36,10 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readRegularFileSync } from "./regular-file.js";
+import { packageRoot } from "./package-info.js";
+import { writeFileAtomicSync } from "./atomic-write.js";
 
-let root: string | undefined;
-
-/**
- * This package's root: the nearest folder above this module that holds a package.json. The same
- * from src/ (tests) and dist/ (what the CLI runs).
- */
-export function packageRoot(): string {
-  if (root !== undefined) return root;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
-  root = dir;
-  return root;
-}
+export { packageRoot } from "./package-info.js";
 
 let defaultCacheDir: string | undefined;
 
@@ -284,20 +274,13 @@ export function readCacheFile(file: string): { bytes: Buffer; stats: Stats } | u
   }
 }
 
-/** Writes `text` to `file` through a new temp file (never an existing one) renamed into place. Throws. */
+/**
+ * Writes `text` to `file` atomically (../atomic-write.ts), mode 0600, through a temp file named
+ * `<file>.<pid>.<random>.tmp`, the name `pruneCacheFolder` knows as a leftover; not flushed (a
+ * torn entry fails its HMAC check and is rebuilt). Throws.
+ */
 export function writeCacheFile(file: string, text: string): void {
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    writeFileSync(temp, text, { flag: "wx", mode: 0o600 });
-    renameSync(temp, file);
-  } catch (error) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // nothing was written
-    }
-    throw error;
-  }
+  writeFileAtomicSync(file, text, { mode: 0o600, flush: false, temp: `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` });
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,10 +1,10 @@
 /**
  * Writing files that hold a conversation (`--session`, `--record`). Rules: the write is atomic
- * (tools/atomic-write.ts); a new file gets mode 0600 (owner only: conversations may hold private
+ * (atomic-write.ts); a new file gets mode 0600 (owner only: conversations may hold private
  * data); an existing file keeps its permission bits exactly, whatever the umask.
  */
 import { stat } from "node:fs/promises";
-import { writeFileAtomic } from "./tools/atomic-write.js";
+import { writeFileAtomic } from "./atomic-write.js";
 
 const PRIVATE_FILE_MODE = 0o600;
 

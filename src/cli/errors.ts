@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { printResultJsonSync, unfinishedResult } from "./output.js";
 import { ownWrite } from "../channels/guard.js";
 import type { CliIo } from "./io.js";
+import { createRunFrame } from "../loop/run-frame.js";
 
 export { UsageError } from "../errors.js";
 
@@ -16,19 +17,9 @@ export function reportUsageError(io: Pick<CliIo, "stdout" | "stderr">, message: 
   const runId = randomUUID();
   if (result) printResultJsonSync(io.stdout, unfinishedResult({ runId, stopReason: "error", error: message }), result.exitCode);
   if (format === "ndjson") {
-    const event = {
-      type: "agentEnd",
-      runId,
-      seq: 1,
-      ts: new Date().toISOString(),
-      stopReason: "error",
-      turns: 0,
-      toolCalls: 0,
-      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-      durationMs: 0,
-      error: message,
-    };
-    ownWrite(() => io.stderr.write(`${JSON.stringify(event)}\n`));
+    // A run that never started: its frame's lone agentEnd (../loop/run-frame.ts).
+    const sink = (event: object) => ownWrite(() => io.stderr.write(`${JSON.stringify(event)}\n`));
+    createRunFrame({ runId, sink }).end({ stopReason: "error", durationMs: 0, error: message });
     return;
   }
   ownWrite(() => io.stderr.write(`yiem: ${message}\n`));

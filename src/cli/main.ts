@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { packageRoot } from "../cache-dir.js";
+import { packageVersion } from "../package-info.js";
 import type { Argv } from "yargs";
 import { requireCjs } from "../require-cjs.js";
 import { releaseChannels } from "../channels/guard.js";
@@ -16,10 +16,6 @@ import { commandShape, describeUsageError, missingFlagValue, type YargsOptions }
 import { EXIT } from "./exit-codes.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 
-export function packageVersion(): string {
-  const file = join(packageRoot(), "package.json");
-  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
-}
 
 /**
  * yargs through its CommonJS build: a handful of bundled files instead of ~60 ES modules, which

@@ -21,6 +21,7 @@ import { writeSync } from "node:fs";
 import { ownWrite } from "../channels/guard.js";
 import type { RunResult } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
+import { zeroUsage } from "../tools/usage.js";
 import { exitCodeFor } from "./exit-codes.js";
 import { escapeJsonForTerminal, escapeJsonLineBreaks, sanitizeForTerminal } from "./events/sanitize.js";
 
@@ -89,7 +90,7 @@ export function unfinishedResult(outcome: Pick<RunResult, "runId" | "stopReason"
     text: "",
     turns: 0,
     toolCalls: 0,
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    usage: zeroUsage(),
     durationMs: 0,
     messages: [],
     finishReason: null,

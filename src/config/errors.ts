@@ -3,8 +3,10 @@
  * that finds several problems throws one ConfigError holding them all (./problems.ts).
  */
 import path from "node:path";
-import type { SpecPath } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import { YiemError } from "../errors.js";
+
+export type { SpecPath } from "../interpolate.js";
 
 export interface ConfigErrorDetails {
   /** Absolute path of the file at fault. */

@@ -5,11 +5,10 @@
  */
 import path from "node:path";
 import type { Document, LineCounter, Node as YamlNode } from "yaml";
-import { fileError } from "./errors.js";
+import { fileError, type SpecPath } from "./errors.js";
 import { cachedParse, storeParse } from "./spec-cache.js";
 
-/** A key path in the spec: `["limits", "maxTurns"]`, `["toolDirs", 1]`. */
-export type SpecPath = (string | number)[];
+export type { SpecPath } from "./errors.js";
 
 export interface ParsedSpecFile {
   /** Absolute path. */

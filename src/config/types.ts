@@ -7,7 +7,9 @@ import type { Pricing } from "../loop/cost.js";
 import type { OutputContract, OutputMode } from "../loop/structured-output.js";
 import type { JsonSchema } from "../tools/types.js";
 
-export type BuiltinToolName = "listTools" | "writeTool";
+export type { BuiltinToolName } from "../tools/builtins/names.js";
+import type { BuiltinToolName } from "../tools/builtins/names.js";
+import { MODEL_DEFAULTS } from "../provider/defaults.js";
 
 /** Milliseconds, or a string like "500ms", "30s", "2m", "1h", "1500". */
 export type DurationInput = number | string;
@@ -300,7 +302,8 @@ export interface ResolvedMcpServer {
 export const MCP_SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 export const DEFAULT_MCP_STARTUP_TIMEOUT_MS = 30_000;
 
-export const DEFAULT_API_KEY_ENV = "OPENAI_API_KEY";
+export const DEFAULT_API_KEY_ENV = MODEL_DEFAULTS.apiKeyEnv;
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
-export const DEFAULT_MODEL_SETTINGS = { stream: "auto", maxRetries: 2, timeoutMs: 600_000 } as const;
+/** The model client's own defaults (../provider/defaults.ts), as the spec shows them. */
+export const DEFAULT_MODEL_SETTINGS = { stream: MODEL_DEFAULTS.stream, maxRetries: MODEL_DEFAULTS.maxRetries, timeoutMs: MODEL_DEFAULTS.timeoutMs } as const;
 export const DEFAULT_BUILTIN_TOOLS: BuiltinToolName[] = ["listTools"];

@@ -7,11 +7,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../cache-dir.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { requireCjs } from "../require-cjs.js";
 import { nearestName } from "../nearest-name.js";
 import { ConfigError, fileError as locatedError, showValue } from "./errors.js";
 import type { ParsedSpecFile, SpecPath } from "./parse.js";
 import { knownValid, storeValid } from "./spec-cache.js";
+import { newAjv } from "../ajv.js";
 
 /** The published schema, schema/agent.schema.json of this package. */
 export function agentSchemaPath(): string {
@@ -28,8 +28,7 @@ function readSchemaText(): string {
 
 function compileSchema(): Promise<ValidateFunction> {
   compiled ??= (async () => {
-    const Ajv = (requireCjs("ajv") as typeof import("ajv")).default;
-    const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true });
+    const ajv = newAjv({ allErrors: true, verbose: true, allowUnionTypes: true });
     return ajv.compile(JSON.parse(readSchemaText()));
   })();
   return compiled;

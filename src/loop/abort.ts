@@ -52,3 +52,9 @@ export class RunStop extends Error {
 export function runStopOf(reason: unknown): RunStop | undefined {
   return reason instanceof RunStop ? reason : undefined;
 }
+
+/** How a run stopped by `reason` ends: a RunStop's stop reason and message, else `aborted` ("run aborted"). */
+export function stopOf(reason: unknown): { stopReason: RunStop["stopReason"]; message: string } {
+  const runStop = runStopOf(reason);
+  return runStop ? { stopReason: runStop.stopReason, message: runStop.message } : { stopReason: "aborted", message: "run aborted" };
+}

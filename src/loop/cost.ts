@@ -37,18 +37,21 @@ export function pricedUsage(usage: Usage, pricing: Pricing | undefined): Usage {
 }
 
 /**
- * An event sink that adds `costUsd` to every usage object (messageEnd, turnEnd, agentEnd) and,
- * on agentEnd, the run's `costUsd` beside it; the sink itself when nothing is priced.
+ * `event` with `costUsd` on its usage object (messageEnd, turnEnd, agentEnd) and, on agentEnd,
+ * the run's `costUsd` beside it; `event` itself when nothing is priced.
  */
+export function pricedEvent(event: AgentEvent, pricing: Pricing | undefined): AgentEvent {
+  if (!pricing || !("usage" in event) || !event.usage) return event;
+  const usage = pricedUsage(event.usage, pricing);
+  const priced = { ...event, usage } as AgentEvent;
+  if (priced.type === "agentEnd") priced.costUsd = usage.costUsd;
+  return priced;
+}
+
+/** An event sink that prices every event (`pricedEvent`); the sink itself when nothing is priced. */
 export function withCosts(sink: EventSink | undefined, pricing: Pricing | undefined): EventSink | undefined {
   if (!sink || !pricing) return sink;
-  return (event) => {
-    if (!("usage" in event) || !event.usage) return sink(event);
-    const usage = pricedUsage(event.usage, pricing);
-    const priced = { ...event, usage } as AgentEvent;
-    if (priced.type === "agentEnd") priced.costUsd = usage.costUsd;
-    sink(priced);
-  };
+  return (event) => sink(pricedEvent(event, pricing));
 }
 
 /** The cost-budget check of the loop: the message when `usage` costs more than `maxCostUsd`, else null. */

@@ -1,40 +1,18 @@
 /**
- * Stamping event bodies: the one place `runId`, `seq` and `ts` are assigned.
- * Rules: one stamper per run; `seq` starts at 1 and grows by one per event, in emission order;
- * the common fields come first on every NDJSON line (type, runId, seq, ts, …).
+ * What the loop's parts emit through: event bodies, stamped and framed by the run's frame
+ * (./run-frame.ts, the one place `runId`, `seq` and `ts` are assigned).
  */
-import type { AgentEvent, AgentEventBody, EventSink } from "./types.js";
+import type { AgentEventBody, EventSink } from "./types.js";
+import { createRunFrame } from "./run-frame.js";
 
-export type EventStamper = (body: AgentEventBody) => AgentEvent;
 export type Emit = (body: AgentEventBody) => void;
 
-export function createEventStamper(runId: string): EventStamper {
-  let seq = 0;
-  return (body) => Object.assign({ type: body.type, runId, seq: ++seq, ts: isoNow() }, body) as AgentEvent;
-}
+export { createEventStamper } from "./run-frame.js";
 
-let lastMs = Number.NaN;
-let lastIso = "";
-
-/** `new Date().toISOString()`, formatted once per millisecond (bursts of events share one). */
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    lastMs = now;
-    lastIso = new Date(now).toISOString();
-  }
-  return lastIso;
-}
-
-/** An emitter for one run. A sink that throws is ignored: events must never break a run. */
+/**
+ * An emitter over a new frame for `runId` (kept for callers of the earlier API): it is the frame's
+ * `emit`, so an `agentEnd` body still ends the run through the frame, once.
+ */
 export function createEmitter(runId: string, sink: EventSink | undefined): Emit {
-  const stamp = createEventStamper(runId);
-  return (body) => {
-    if (!sink) return;
-    try {
-      sink(stamp(body));
-    } catch {
-      // a broken sink must not end the run
-    }
-  };
+  return createRunFrame({ runId, sink }).emit;
 }

@@ -8,9 +8,9 @@
  */
 import type { ToolCall } from "../provider/types.js";
 import { textContent } from "../tools/define.js";
-import type { ContentPart, PartialToolResult, Tool, ToolResult } from "../tools/types.js";
+import type { ContentPart, PartialToolResult, Tool, ToolResult, ToolRunContext } from "../tools/types.js";
 import { untilAborted } from "./abort.js";
-import { cutText } from "./redact.js";
+import { cutText } from "../redact.js";
 import { messageOf } from "./prepare.js";
 import type { Emit } from "./events.js";
 import type { AgentHooks } from "./types.js";
@@ -34,6 +34,8 @@ export interface ExecuteContext {
   emit: Emit;
   /** Default per-call timeout in ms (0 = none); a tool's own `timeoutMs` wins. */
   toolTimeoutMs: number;
+  /** The run's own view, passed to `execute` (e.g. listTools lists the run's offer). */
+  run?: ToolRunContext;
 }
 
 export async function executeToolCall(
@@ -123,7 +125,7 @@ async function runWithLimits(
     try {
       const raw = await tool.execute(toolCall.id, args, controller.signal, (partial) => {
         if (!settled) onPartial(partial);
-      });
+      }, ctx.run);
       const normalized = normalizeResult(raw);
       if (!normalized.ok) return failure(`Tool "${tool.name}" returned an invalid result: ${normalized.malformed}`);
       const { isError, ...result } = normalized.result;

@@ -10,23 +10,32 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AssistantMessage, ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from "../provider/types.js";
-import { createEmitter, type Emit } from "./events.js";
+import type { Emit } from "./events.js";
+import { createRunFrame } from "./run-frame.js";
 import type { FinishedCall } from "./execute.js";
 import { messageOf } from "./prepare.js";
 import { rejectCall, runToolCalls } from "./schedule.js";
-import { runStopOf } from "./abort.js";
+import { stopOf } from "./abort.js";
+import { openRunScope } from "./run-scope.js";
+import { createRunState } from "./run-state.js";
 import { capToolCalls, extractToolCalls } from "./tool-calls.js";
 import { preloadValidator } from "../tools/validate.js";
 import { previewArguments } from "../tools/arguments.js";
 import { defaultToolRegistry } from "../tools/registry.js";
 import { DEFAULT_LIMITS, type Limits, type RunAgentOptions, type RunResult, type StopReason } from "./types.js";
-import { addUsage, zeroUsage } from "./usage.js";
+import { addUsage, zeroUsage } from "../tools/usage.js";
+import { contentText } from "../tools/content.js";
 import { costBudgetExceeded, pricedUsage, withCosts } from "./cost.js";
 import { createStructuredOutput } from "./structured-output.js";
 
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
-  const runId = options.runId ?? randomUUID();
-  const emit = createEmitter(runId, withCosts(options.onEvent, options.pricing));
+  const framing = options.framing ?? {};
+  const started = framing.startedAt ?? performance.now();
+  // The run's framing (run-frame.ts): a caller that must be able to end the run from outside
+  // the loop (the CLI: signals, a stuck tool) opens the frame itself (and prices its events).
+  const frame = options.frame ?? createRunFrame({ runId: options.runId ?? randomUUID(), sink: withCosts(options.onEvent, options.pricing), startedAt: started });
+  const runId = frame.runId;
+  const emit: Emit = frame.emit;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const mode = options.toolExecution ?? "sequential";
   // With an output schema: the final-answer tool joins this run's registry (./structured-output.ts).
@@ -34,57 +43,41 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const isToolAllowed = output?.isToolAllowed ?? options.isToolAllowed ?? (() => true);
   const registry = output?.registry ?? options.registry ?? defaultToolRegistry;
   const hooks = options.hooks ?? {};
-  const started = options.startedAt ?? performance.now();
   const messages: ChatMessage[] = [...options.messages];
   const usage = zeroUsage();
   let turns = 0;
   let toolCallCount = 0;
-  let idCounter = 0;
-  const makeId = () => `call_${runId.slice(0, 8)}_${++idCounter}`;
 
-  // One signal for the whole run: the caller's abort or the run timeout.
-  const controller = new AbortController();
-  let timedOut = false;
-  const onOuterAbort = () => controller.abort(options.signal?.reason);
-  if (options.signal?.aborted) onOuterAbort();
-  else options.signal?.addEventListener("abort", onOuterAbort, { once: true });
-  const runTimer = limits.runTimeoutMs > 0
-    ? setTimeout(() => {
-        timedOut = true;
-        controller.abort(new Error(`run timed out after ${limits.runTimeoutMs} ms`));
-      }, limits.runTimeoutMs)
-    : undefined;
-  const signal = controller.signal;
-  // An abort with a RunStop reason (abort.ts) ends the run the way the reason says.
-  const interruptedReason = (): StopReason => (timedOut ? "timeout" : runStopOf(signal.reason)?.stopReason ?? "aborted");
+  // One signal for the whole run (run-scope.ts): the caller's abort or the run timeout; its
+  // abort reason says how the run ends.
+  const scope = options.scope ?? openRunScope({ signal: options.signal, timeoutMs: limits.runTimeoutMs });
+  const signal = scope.signal;
+  const interruptedReason = (): StopReason => stopOf(signal.reason).stopReason;
   const overCost = () => costBudgetExceeded(usage, options.pricing, limits.maxCostUsd);
   const budgetSpent = () => (limits.maxTokens > 0 && usage.totalTokens > limits.maxTokens) || overCost() !== null;
   const budgetError = () => overCost() ?? `token budget exceeded: ${usage.totalTokens} > ${limits.maxTokens}`;
 
-  const offeredTools = () => registry.list().filter((t) => isToolAllowed(t.name));
-  emit({
-    type: "agentStart",
-    schemaVersion: 1,
-    yiemVersion: options.yiemVersion ?? "0.0.0",
+  // Per-run state (run-state.ts): the run's offer under its policy, its ids, its repeat counts.
+  const state = createRunState(runId, registry, isToolAllowed);
+  const offeredTools = state.offeredTools;
+  frame.start({
+    yiemVersion: framing.yiemVersion ?? "0.0.0",
     model: options.provider.model,
     tools: offeredTools().map((t) => t.name),
     toolExecution: mode,
-    configPath: options.configPath ?? null,
-    ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-    ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+    configPath: framing.configPath ?? null,
+    ...(framing.baseURL ? { baseURL: framing.baseURL } : {}),
+    ...(framing.mcpServers ? { mcpServers: framing.mcpServers } : {}),
   });
-  for (const warning of options.startWarnings ?? []) emit({ type: "warning", ...warning });
-  options.onStart?.(emit);
+  for (const warning of framing.startWarnings ?? []) emit({ type: "warning", ...warning });
+  framing.onStart?.(emit);
   let warningsOpen = true;
-  options.attachWarnings?.((warning) => warningsOpen && emit({ type: "warning", ...warning }));
+  framing.attachWarnings?.((warning) => warningsOpen && emit({ type: "warning", ...warning }));
 
   let stopReason: StopReason = "completed";
   let finishReason: FinishReason | null = null;
   let text = "";
   let error: string | undefined;
-  const repeats = new Map<string, number>();
-  // listTools (and anything else reading the registry's offer) sees this run's policy.
-  const releasePolicy = registry.applyPolicy(isToolAllowed);
 
   try {
     for (;;) {
@@ -133,7 +126,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       finishReason = response.finishReason;
       const turnUsage = { ...response.usage };
       addUsage(usage, response.usage);
-      const extracted = extractToolCalls(response.message, makeId);
+      const extracted = extractToolCalls(response.message, state.nextCallId);
       const capped = capToolCalls(extracted.toolCalls, limits.maxToolCallsPerResponse);
       const assistant: AssistantMessage = { role: "assistant", content: extracted.content, toolCalls: capped.calls };
       // Reasoning goes back to the server with the turn (only when it sent some; see provider/types.ts).
@@ -149,7 +142,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
 
       const calls = capped.calls;
       toolCallCount += calls.length;
-      const longestRepeat = countRepeats(calls, repeats);
+      const longestRepeat = state.countRepeats(calls);
       const batch = { turn, emit };
       let finished: FinishedCall[];
       let stopAfterBatch: StopReason | null = null;
@@ -173,7 +166,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
           mode,
           maxConcurrency: limits.maxConcurrency,
           registry,
-          isToolAllowed,
+          isToolAllowed: state.isOffered,
+          run: state,
           hooks,
           turn,
           signal,
@@ -209,7 +203,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       const terminating = finished.filter((f) => f.result.terminate);
       if (terminating.length > 0) {
         stopReason = "terminated";
-        text = output?.value !== undefined ? JSON.stringify(output.value) : terminating.map((f) => resultText(f.result.content)).join("\n");
+        text = output?.value !== undefined ? JSON.stringify(output.value) : terminating.map((f) => contentText(f.result.content, "omit")).join("\n");
         break;
       }
       if (calls.length === 0) {
@@ -239,29 +233,17 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
     stopReason = "error";
     error = `internal error: ${messageOf(err)}`;
   } finally {
-    releasePolicy();
-    if (runTimer) clearTimeout(runTimer);
-    options.signal?.removeEventListener("abort", onOuterAbort);
+    // A scope the caller opened is the caller's to dispose of.
+    if (!options.scope) scope.dispose();
   }
 
   if ((stopReason === "aborted" || stopReason === "timeout" || stopReason === "error") && !error) {
-    error = runStopOf(signal.reason)?.message ?? (stopReason === "timeout" ? `run timed out after ${limits.runTimeoutMs} ms` : "run aborted");
+    error = stopOf(signal.reason).message;
   }
   const durationMs = Math.round(performance.now() - started);
   warningsOpen = false;
   const structured = output ? { structured: output.value ?? null } : {};
-  emit({
-    type: "agentEnd",
-    stopReason,
-    turns,
-    toolCalls: toolCallCount,
-    usage: { ...usage },
-    durationMs,
-    ...(error !== undefined ? { error } : {}),
-    model: options.provider.model,
-    finishReason,
-    ...structured,
-  });
+  frame.end({ stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, ...(error !== undefined ? { error } : {}), model: options.provider.model, finishReason, ...structured });
   return { runId, model: options.provider.model, text, stopReason, turns, toolCalls: toolCallCount, usage: pricedUsage({ ...usage }, options.pricing), durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}), ...structured };
 }
 
@@ -269,34 +251,3 @@ function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit:
   return calls.map((call) => rejectCall(call, call.arguments, reason, ctx));
 }
 
-/**
- * Counts, per call (same tool, same arguments), the turns in a row that made it, updating the
- * running `counts` (a call missing from a turn starts over); identical calls within one response
- * count once. Returns the longest run this turn reached.
- */
-function countRepeats(calls: ToolCall[], counts: Map<string, number>): { name: string; count: number } {
-  const longest = { name: "", count: 0 };
-  const thisTurn = new Map<string, number>();
-  for (const call of calls) {
-    const signature = `${call.name}\u0000${normalizeArgs(call.arguments)}`;
-    if (thisTurn.has(signature)) continue;
-    const count = (counts.get(signature) ?? 0) + 1;
-    thisTurn.set(signature, count);
-    if (count > longest.count) Object.assign(longest, { name: call.name, count });
-  }
-  counts.clear();
-  for (const [signature, count] of thisTurn) counts.set(signature, count);
-  return longest;
-}
-
-function normalizeArgs(raw: string): string {
-  try {
-    return JSON.stringify(JSON.parse(raw));
-  } catch {
-    return raw;
-  }
-}
-
-function resultText(content: Array<{ type: string; text?: string }>): string {
-  return content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
-}

@@ -1,14 +1,10 @@
 /**
- * Extracting tool calls from an assistant message. Two forms:
- * - OpenAI `tool_calls` (already parsed by the provider into `message.toolCalls`);
- * - the alternative single `tool_call` block `{name, arguments, id?}` as a field on the message
- *   (`toolCallBlock`).
- * `tool_calls` wins when both are present. Ids missing from the model are generated (`makeId`
- * is unique in the run). Calls written into the answer's text are the provider's business
- * (opt-in `model.textToolCalls`, see provider/text-tool-calls.ts).
+ * Extracting tool calls from an assistant message: `message.toolCalls`, as the provider parsed
+ * them (wire forms such as a single `tool_call` block or calls written into the answer's text
+ * are the provider's business: provider/text-tool-calls.ts). Ids missing from the model are
+ * generated (`makeId` is unique in the run).
  */
 import type { AssistantMessage, ToolCall } from "../provider/types.js";
-import { blockToCall } from "../provider/text-tool-calls.js";
 
 export interface ExtractedToolCalls {
   toolCalls: ToolCall[];
@@ -41,7 +37,5 @@ export function extractToolCalls(message: AssistantMessage, makeId: () => string
       })),
     };
   }
-  const fromField = blockToCall(message.toolCallBlock);
-  if (fromField) return { content: message.content, toolCalls: [{ ...fromField, id: fromField.id || makeId() }] };
   return { content: message.content, toolCalls: [] };
 }

@@ -9,6 +9,7 @@ import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/t
 import type { ToolRegistry } from "../tools/registry.js";
 import type { Pricing } from "./cost.js";
 import type { OutputContract } from "./structured-output.js";
+import type { RunScope } from "./run-scope.js";
 
 export type ToolExecutionMode = "sequential" | "parallel";
 
@@ -112,13 +113,43 @@ export interface RunAgentOptions {
   hooks?: AgentHooks;
   /**
    * Tools the policy allows; a call to any other is rejected, and it is never offered nor listed
-   * by `listTools` (applied to the registry for the run, see `ToolRegistry.applyPolicy`). Default: all.
+   * by `listTools`. The policy is the run's own (./run-state.ts): other runs on the same registry
+   * keep theirs. Default: all.
    */
   isToolAllowed?: (name: string) => boolean;
+  /** Aborts the run (with a RunStop reason, see abort.ts, it ends the way the reason says). */
   signal?: AbortSignal;
+  /**
+   * The run's scope (./run-scope.ts), when the caller opened it, e.g. so the deadline also covers
+   * its own preparation (the CLI: stdin, tool loading). It then replaces `signal` and
+   * `limits.runTimeoutMs`, and stays the caller's to dispose of. Default: a scope over those two.
+   */
+  scope?: RunScope;
   /** Receives every event, in order. Must not throw. */
   onEvent?: EventSink;
   runId?: string;
+  /**
+   * The run's frame (./run-frame.ts), when the caller opened it, e.g. to be able to end the run
+   * from outside the loop (`close()`); it then owns runId and the sink (`runId` and `onEvent`
+   * are not used). Default: a frame over `runId` and `onEvent`.
+   */
+  frame?: RunFrame;
+  /** What a command-line caller adds to the run's framing (agentStart fields, events from outside the loop). */
+  framing?: RunFraming;
+  /**
+   * USD per million tokens: every usage object in events and the result gets `costUsd` (./cost.ts).
+   * A caller that passes its own `frame` prices that frame's events itself (`pricedEvent`).
+   */
+  pricing?: Pricing;
+  /** The final answer as a JSON value valid against a schema (./structured-output.ts). */
+  output?: OutputContract;
+}
+
+/**
+ * The caller's part of a run's framing, for callers that set things up before the loop (the
+ * CLI: its spec, its tool files, MCP servers, stdin); a library caller needs none of it.
+ */
+export interface RunFraming {
   /** Emitted as `warning` events right after `agentStart` (e.g. tool files that failed to load). */
   startWarnings?: Array<{ message: string; path?: string; code?: WarningCode }>;
   /**
@@ -128,9 +159,11 @@ export interface RunAgentOptions {
   startedAt?: number;
   /** Called after the start warnings with a function that emits one more `warning` event until agentEnd (then it does nothing). */
   attachWarnings?: (warn: (warning: { message: string; path?: string }) => void) => void;
-  /** Extra agentStart fields. */
+  /** agentStart's `configPath` (default null). */
   configPath?: string | null;
+  /** agentStart's `baseURL`: the model server, without credentials or query (absent for the replay model). */
   baseURL?: string;
+  /** agentStart's `yiemVersion` (default "0.0.0"). */
   yiemVersion?: string;
   /** MCP servers and their status, listed in agentStart when given. */
   mcpServers?: McpServerStatus[];
@@ -295,3 +328,36 @@ export type WarningCode = "stdinIgnored";
 export type AgentEvent = AgentEventBody & EventBase;
 export type AgentEventType = AgentEvent["type"];
 export type EventSink = (event: AgentEvent) => void;
+
+// ---- the run frame (implemented by ./run-frame.ts) ----
+
+type AgentStartBody = Extract<AgentEventBody, { type: "agentStart" }>;
+type AgentEndBody = Extract<AgentEventBody, { type: "agentEnd" }>;
+
+/** How a run ended, as its `agentEnd` says. */
+export type RunOutcome = Omit<AgentEndBody, "type">;
+
+/** What `end()` is told; counts and duration left out are the frame's own (module rules). */
+export type RunEnding = Pick<AgentEndBody, "stopReason"> & Partial<Omit<AgentEndBody, "type" | "stopReason">>;
+
+export interface RunFrame {
+  readonly runId: string;
+  /** Stamps `body` and passes it to the sink; does nothing once the run has ended. An `agentEnd` body goes through `end()`. */
+  emit(body: AgentEventBody): void;
+  /** Emits `agentStart` (schemaVersion 1). */
+  start(fields: Omit<AgentStartBody, "type" | "schemaVersion">): void;
+  /** Emits the one `agentEnd` (module rules); returns the outcome it carries. */
+  end(ending: RunEnding): RunOutcome;
+  /** Closes the open turn and its calls, then ends the run (module rules); does nothing once ended. */
+  close(stopReason: StopReason, error: string): RunOutcome;
+  /**
+   * Passes on an event already stamped for this run (e.g. read back from a recording): its `seq`
+   * is adopted, so the frame's own events continue after it.
+   */
+  relay(event: AgentEvent): void;
+  /** True once `agentEnd` was emitted. */
+  readonly ended: boolean;
+  /** The outcome `agentEnd` carried; null before the run ended. */
+  readonly outcome: RunOutcome | null;
+}
+

@@ -14,6 +14,7 @@
  *   a complete stream in which no chunk carried choice 0 has no answer (`sawChoice` false).
  */
 import type { AssistantMessage, FinishReason, ModelResponse, ReasoningFields, ToolCall } from "./types.js";
+import { callsWithBlock } from "./text-tool-calls.js";
 import type { Usage } from "../tools/types.js";
 import { argumentsText, parseUsage, wireToolCallList, wireUsageOf, zeroUsage } from "./wire-response.js";
 import { errorText, jsonErrorText } from "./server-errors.js";
@@ -230,7 +231,7 @@ export class StreamAssembler {
     const toolCalls: ToolCall[] = this.calls
       .filter((call) => call.name !== "")
       .map((call) => ({ id: call.id || call.next?.id || "", name: call.name, arguments: call.arguments }));
-    const message: AssistantMessage = { role: "assistant", content: this.text, toolCalls };
+    const message: AssistantMessage = { role: "assistant", content: this.text, toolCalls: callsWithBlock(toolCalls, this.toolCallBlock) };
     if (this.toolCallBlock !== undefined) message.toolCallBlock = this.toolCallBlock;
     const reasoning = this.reasoning.result();
     if (reasoning) message.reasoning = reasoning;

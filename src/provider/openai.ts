@@ -35,6 +35,8 @@ import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, modelSe
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
 import { tracingFetch, type HttpExchange } from "./http-trace.js";
+import { redactText } from "../redact.js";
+import { MODEL_DEFAULTS } from "./defaults.js";
 
 export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
@@ -69,8 +71,8 @@ export interface OpenAIProviderOptions {
   onHttp?: (exchange: HttpExchange) => void;
 }
 
-const DEFAULT_MAX_RETRIES = 2;
-const DEFAULT_TIMEOUT_MS = 600_000;
+const DEFAULT_MAX_RETRIES = MODEL_DEFAULTS.maxRetries;
+const DEFAULT_TIMEOUT_MS = MODEL_DEFAULTS.timeoutMs;
 const NO_KEY_PLACEHOLDER = "no-api-key";
 /** setTimeout's limit is 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_000_000_000;
@@ -85,7 +87,7 @@ const MAX_TIMER_MS = 2_000_000_000;
 const JSON_HEADERS = { "content-type": "application/json" };
 
 export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
-  const stream = opts.stream ?? "auto";
+  const stream = opts.stream ?? MODEL_DEFAULTS.stream;
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
   const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
   const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
@@ -98,7 +100,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
     stream: stream !== false,
     streamUsage: streamUsage !== false,
   };
-  const redact = (text: string) => (apiKey && apiKey.length >= 4 ? text.split(apiKey).join("***") : text);
+  // The key itself is hidden from the messages this client writes, also when it is short.
+  const redact = (text: string) => (apiKey && apiKey.length >= 4 ? redactText(text, [apiKey]) : text);
   // The base URL the SDK will use: the option, else OPENAI_BASE_URL, else OpenAI's API.
   const where = modelServerURL(opts.baseURL);
   const origin = reasoningOrigin(opts.model, where);

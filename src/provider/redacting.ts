@@ -3,7 +3,7 @@
  * deltas (see `createStreamRedactor`). Only what is reported through `onTextDelta` changes: the
  * response itself, and so the conversation the model sees, is untouched.
  */
-import { createStreamRedactor } from "../loop/redact.js";
+import { createStreamRedactor } from "../redact.js";
 import type { ModelRequest, ModelResponse, Provider } from "./types.js";
 
 export function withRedactedDeltas(inner: Provider, secrets: readonly string[]): Provider {

@@ -14,6 +14,8 @@
 import { readRegularText } from "../regular-file.js";
 import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ToolCall } from "./types.js";
+import { callsWithBlock } from "./text-tool-calls.js";
+import { zeroUsage } from "../tools/usage.js";
 import { ModelError } from "./types.js";
 import { argumentsText, buildRequestBody, contentText, parseUsage } from "./wire.js";
 import { reasoningFor } from "./reasoning.js";
@@ -54,11 +56,11 @@ export function createReplayProvider(file: string): Provider {
       const message: ModelResponse["message"] = {
         role: "assistant",
         content,
-        toolCalls: turn.toolCalls.map((call) => ({ ...call })),
+        toolCalls: callsWithBlock(turn.toolCalls.map((call) => ({ ...call })), turn.toolCallBlock),
       };
       if (turn.toolCallBlock !== undefined) message.toolCallBlock = turn.toolCallBlock;
       const finishReason = turn.finishReason ?? (turn.toolCalls.length > 0 ? "tool_calls" : "stop");
-      return { message, usage: turn.usage ? { ...turn.usage } : { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, finishReason };
+      return { message, usage: turn.usage ? { ...turn.usage } : zeroUsage(), finishReason };
     },
     /** What a Chat Completions server would receive for this conversation (replay sends nothing). */
     // Replay sends nothing and never received reasoning, so none is shown going back.

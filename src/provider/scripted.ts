@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ResponseFormat, ToolSpec } from "./types.js";
+import { callsWithBlock } from "./text-tool-calls.js";
 import { ModelError } from "./types.js";
 import { argumentsText } from "./wire.js";
 
@@ -75,7 +76,7 @@ export function createScriptedProvider(turns: ScriptStep[], options: { model?: s
         name: call.name,
         arguments: argumentsText(call.arguments),
       }));
-      const message: ModelResponse["message"] = { role: "assistant", content, toolCalls };
+      const message: ModelResponse["message"] = { role: "assistant", content, toolCalls: callsWithBlock(toolCalls, turn.toolCallBlock) };
       if (turn.toolCallBlock !== undefined) message.toolCallBlock = turn.toolCallBlock;
       const promptTokens = turn.usage?.promptTokens ?? 0;
       const completionTokens = turn.usage?.completionTokens ?? 0;

@@ -10,7 +10,7 @@
  * - Texts are cut at MAX_DETAIL_CHARS characters (never inside a secret: ../loop/redact.ts); of
  *   a non-JSON body only the start is read.
  */
-import { cutText } from "../loop/redact.js";
+import { cutText } from "../redact.js";
 
 const MAX_DETAIL_CHARS = 600;
 /** Only the start of a long non-JSON body is looked at. */

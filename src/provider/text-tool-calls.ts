@@ -1,7 +1,7 @@
 /**
  * Tool calls written into the answer's text, for servers without a tool-call parser (opt-in:
  * `model.textToolCalls`). Read only when the response has no `tool_calls` and no `tool_call`
- * field. Two forms:
+ * field (see `callsWithBlock`). Two forms:
  * - `<tool_call>{"name": …, "arguments": …}</tool_call>`, one or several (Hermes, Qwen, old
  *   Ollama); a last tag the model left unclosed counts when the rest is the JSON. The text
  *   outside the tags stays the assistant's text (trimmed). A tag whose content is not a JSON
@@ -113,6 +113,17 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
 }
 
 /** A call from `{name, arguments, id?}` or `{function: {name, arguments}, id?}`; null when it names no function. */
+/**
+ * The calls of a response: its `tool_calls`, else the call of a non-standard single `tool_call`
+ * block (`{name, arguments, id?}` on the message) when it is one. The provider normalises this
+ * wire detail; the loop only ever sees `toolCalls`. An id left out stays "" (the loop makes one).
+ */
+export function callsWithBlock(toolCalls: ToolCall[], block: unknown): ToolCall[] {
+  if (toolCalls.length > 0 || block === undefined || block === null) return toolCalls;
+  const call = blockToCall(block);
+  return call ? [call] : toolCalls;
+}
+
 export function blockToCall(block: unknown): ToolCall | null {
   if (!isPlainObject(block)) return null;
   const fn = isPlainObject(block.function) ? block.function : block;

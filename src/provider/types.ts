@@ -33,8 +33,9 @@ export interface AssistantMessage {
   /** Calls in OpenAI `tool_calls` form, in the order the model emitted them. */
   toolCalls: ToolCall[];
   /**
-   * The alternative single `tool_call` block some servers put on the message
-   * (`{name, arguments, id?}`), passed through untouched for the loop to extract.
+   * The non-standard single `tool_call` block some servers put on the message, as received (for
+   * recordings). Already normalised into `toolCalls` by the provider (text-tool-calls.ts
+   * `callsWithBlock`): the loop reads `toolCalls` only.
    */
   toolCallBlock?: unknown;
   /**

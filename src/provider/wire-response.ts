@@ -9,6 +9,8 @@
  */
 import type { Usage } from "../tools/types.js";
 import { REASONING_FIELDS, type AssistantMessage, type ReasoningFields, type ToolCall } from "./types.js";
+import { callsWithBlock } from "./text-tool-calls.js";
+import { tokenCount } from "../tools/usage.js";
 
 type Loose = Record<string, unknown>;
 
@@ -16,8 +18,8 @@ const asObject = (value: unknown): Loose => (value !== null && typeof value === 
 
 /**
  * A non-streamed response message as an AssistantMessage: `content` (or the refusal text when
- * there is no content), function `tool_calls`, reasoning fields, and a non-standard `tool_call`
- * field passed through as `toolCallBlock`.
+ * there is no content), function `tool_calls` (else the call of a non-standard `tool_call`
+ * field: `callsWithBlock`), reasoning fields.
  */
 export function parseWireMessage(raw: unknown): AssistantMessage {
   const message = asObject(raw);
@@ -30,7 +32,7 @@ export function parseWireMessage(raw: unknown): AssistantMessage {
     if (typeof fn.name !== "string" || fn.name === "") continue;
     toolCalls.push({ id: typeof call.id === "string" ? call.id : "", name: fn.name, arguments: argumentsText(fn.arguments) });
   }
-  const result: AssistantMessage = { role: "assistant", content, toolCalls };
+  const result: AssistantMessage = { role: "assistant", content, toolCalls: callsWithBlock(toolCalls, message.tool_call) };
   if (message.tool_call !== undefined && message.tool_call !== null) result.toolCallBlock = message.tool_call;
   const reasoning = reasoningOf(message);
   if (reasoning) result.reasoning = reasoning;
@@ -72,7 +74,7 @@ export function wireUsageOf(body: Loose): unknown {
 /** Usage from the wire (`prompt_tokens` …); missing numbers count as 0 and total defaults to the sum; cached prompt tokens when reported. */
 export function parseUsage(raw: unknown): Usage {
   const usage = asObject(raw);
-  const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+  const count = tokenCount;
   const promptTokens = count(usage.prompt_tokens);
   const completionTokens = count(usage.completion_tokens);
   const total = count(usage.total_tokens);
@@ -83,6 +85,4 @@ export function parseUsage(raw: unknown): Usage {
   return parsed;
 }
 
-export function zeroUsage(): Usage {
-  return { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-}
+export { zeroUsage } from "../tools/usage.js";

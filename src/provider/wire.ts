@@ -31,6 +31,7 @@
 import type { ContentPart, ImageContent } from "../tools/types.js";
 import { isPlainObject, parseToolArguments } from "../tools/arguments.js";
 import { REASONING_FIELDS, type AssistantMessage, type ChatMessage, type ReasoningFields, type ResponseFormat, type ToolResultMessage, type ToolSpec } from "./types.js";
+import { contentText as textOfContent } from "../tools/content.js";
 
 export type MaxTokensField = "max_tokens" | "max_completion_tokens";
 
@@ -374,9 +375,9 @@ export function imageDataUrl(image: ImageContent): string {
   return `data:${image.mimeType};base64,${image.data}`;
 }
 
-/** The text of a tool result: its text parts joined by newlines. */
+/** The text of a tool result: its text parts joined by newlines (../tools/content.ts, images left out). */
 export function contentText(parts: ContentPart[]): string {
-  return parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
+  return textOfContent(parts, "omit");
 }
 
 // ---- responses (see wire-response.ts) ----

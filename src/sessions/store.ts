@@ -17,8 +17,8 @@ import { mkdir, readdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { readRegularText } from "../regular-file.js";
-import { writeFileAtomic } from "../tools/atomic-write.js";
-import { UsageError } from "../cli/errors.js";
+import { writeFileAtomic } from "../atomic-write.js";
+import { UsageError } from "../errors.js";
 import { parseSessionFile, readHeader, type SessionFile, type SessionHeader } from "./format.js";
 import { SESSION_ID_PATTERN } from "./ids.js";
 

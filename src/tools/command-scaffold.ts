@@ -5,7 +5,7 @@
  * no symbolic links); user strings reach the manifest only through the YAML serialiser. The
  * script is written first, so a manifest never names a missing script.
  */
-import { writeFileAtomic } from "./atomic-write.js";
+import { writeFileAtomic } from "../atomic-write.js";
 import { checkInputSchema, checkToolName, prepareTarget, ToolDraftError } from "./generator.js";
 import type { ToolRegistry } from "./registry.js";
 import type { JsonSchema } from "./types.js";

@@ -7,8 +7,9 @@
  * - `command` is argv (non-empty strings), run without a shell; a relative `command[0]` with a
  *   slash (`./run.sh`) resolves against the manifest's folder, a bare name is looked up on PATH;
  * - `cwd` is relative to the manifest's folder (default: that folder);
- * - `env` values are strings and may use `${VAR}` / `${VAR:-default}` from yiem's environment;
- *   a value that is just `${VAR}` with VAR unset leaves the variable out. Listing a secret
+ * - `env` values are strings and may use `${VAR}` / `${VAR:-default}` from yiem's environment,
+ *   by the spec's rule (../interpolate.ts): an unset `${VAR}` is a load error naming it, except
+ *   that a value that is just `${VAR}` with VAR unset leaves the variable out. Listing a secret
  *   variable here is the only way it reaches the child (process.ts `childEnv` withholds it);
  * - a call: the validated args as JSON on stdin and in `YIEM_TOOL_ARGS` (left out above 64 KiB;
  *   stdin always has them), plus `YIEM_TOOL_NAME` and `YIEM_TOOL_CALL_ID`; each stderr line is
@@ -19,8 +20,9 @@
  *   with a `content` array the result itself (so it may set `details`, `terminate`, `usage`).
  */
 import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { interpolateEnvMap } from "../interpolate.js";
 import { readRegularText } from "../regular-file.js";
-import { textContent } from "./define.js";
+import { inputSchemaProblem, textContent } from "./define.js";
 import { childEnv, runProcess, type ProcessOutcome } from "./process.js";
 import type { JsonSchema, Tool, ToolResult } from "./types.js";
 
@@ -81,9 +83,8 @@ export function parseCommandManifest(value: unknown, file: string): CommandToolM
   for (const key of ["name", "label", "description"] as const) {
     if (typeof m[key] !== "string") fail(`"${key}" must be a string`);
   }
-  const schema = m.inputSchema as Record<string, unknown>;
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) fail(`"inputSchema" must be an object`);
-  if (schema.type !== "object") fail(`"inputSchema.type" must be "object"`);
+  const schemaProblem = inputSchemaProblem(m.inputSchema);
+  if (schemaProblem) fail(schemaProblem);
   const command = m.command;
   if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === "string")) {
     fail(`"command" must be a non-empty array of strings (argv, no shell)`);
@@ -96,6 +97,12 @@ export function parseCommandManifest(value: unknown, file: string): CommandToolM
     for (const [name, v] of Object.entries(env)) {
       if (typeof v !== "string") fail(`"env.${name}" must be a string`);
       if (name === "" || name.includes("=") || name.includes("\0")) fail(`"env" has an invalid variable name ${JSON.stringify(name)}`);
+      // The one interpolation rule (../interpolate.ts), checked when the tool loads: \`yiem tools check\` names the variable.
+      try {
+        interpolateEnvMap({ [name]: v as string });
+      } catch (error) {
+        fail(`"env.${name}": ${(error as Error).message}`);
+      }
     }
   }
   if (m.timeoutMs !== undefined && (typeof m.timeoutMs !== "number" || !Number.isFinite(m.timeoutMs) || m.timeoutMs < 0)) {
@@ -131,6 +138,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
   const [program, ...rest] = manifest.command;
   const argv = [resolveProgram(program, baseDir), ...rest];
   const cwd = manifest.cwd === undefined ? baseDir : resolve(baseDir, manifest.cwd);
+  const vars = interpolateEnv(manifest.env ?? {});
   const tool: Tool = {
     name: manifest.name,
     label: manifest.label,
@@ -139,7 +147,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
     async execute(toolCallId, args, signal, onPartialResult) {
       const input = JSON.stringify(args ?? {});
       const env = childEnv({
-        ...interpolateEnv(manifest.env ?? {}),
+        ...vars,
         YIEM_TOOL_NAME: manifest.name,
         YIEM_TOOL_CALL_ID: toolCallId,
         ...(Buffer.byteLength(input) <= MAX_ARGS_ENV_BYTES ? { YIEM_TOOL_ARGS: input } : {}),
@@ -160,7 +168,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
   };
   if (manifest.timeoutMs !== undefined) tool.timeoutMs = manifest.timeoutMs;
   if (manifest.parallelToolExecute !== undefined) tool.parallelToolExecute = manifest.parallelToolExecute;
-  programs.set(tool, { program, baseDir, path: interpolateEnv(manifest.env ?? {}).PATH ?? process.env.PATH });
+  programs.set(tool, { program, baseDir, path: vars.PATH ?? process.env.PATH });
   return tool;
 }
 
@@ -169,18 +177,9 @@ function resolveProgram(program: string, baseDir: string): string {
   return resolve(baseDir, program);
 }
 
-/** `${VAR}` and `${VAR:-default}` from `source`; a value that is only an unset `${VAR}` is left out. */
+/** The manifest's `env` interpolated (../interpolate.ts `interpolateEnvMap`: a lone unset `${VAR}` is left out). */
 export function interpolateEnv(env: Record<string, string>, source: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    const only = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
-    if (only && source[only[1]] === undefined) continue;
-    out[name] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, v: string, fallback?: string) => {
-      const found = source[v];
-      return found !== undefined && found !== "" ? found : (fallback ?? found ?? "");
-    });
-  }
-  return out;
+  return interpolateEnvMap(env, source);
 }
 
 /** Why the run is an error, or null when it exited 0. */

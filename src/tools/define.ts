@@ -34,9 +34,8 @@ export function checkToolShape(value: unknown): string | null {
   for (const key of ["label", "description"] as const) {
     if (typeof t[key] !== "string") return `"${key}" must be a string`;
   }
-  const schema = t.inputSchema as Record<string, unknown> | undefined;
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return `"inputSchema" must be an object`;
-  if (schema.type !== "object") return `"inputSchema.type" must be "object"`;
+  const schemaProblem = inputSchemaProblem(t.inputSchema);
+  if (schemaProblem) return schemaProblem;
   if (typeof t.execute !== "function") return `"execute" must be a function`;
   for (const key of ["prepareArguments", "validateRequiredArgs"] as const) {
     if (t[key] !== undefined && typeof t[key] !== "function") return `"${key}" must be a function when given`;
@@ -48,4 +47,15 @@ export function checkToolShape(value: unknown): string | null {
     return `"timeoutMs" must be a non-negative number when given`;
   }
   return null;
+}
+
+/**
+ * Why `schema` is not a tool input schema, or undefined when it is one: the one rule that a tool's
+ * arguments are an object, so its schema is an object with `type: "object"` (the shape check of
+ * every tool, command manifests and writeTool drafts).
+ */
+export function inputSchemaProblem(schema: unknown): string | undefined {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return `"inputSchema" must be an object`;
+  if ((schema as Record<string, unknown>).type !== "object") return `"inputSchema.type" must be "object"`;
+  return undefined;
 }

@@ -17,10 +17,11 @@
  */
 import { lstat, mkdir, readdir, readFile, realpath, unlink } from "node:fs/promises";
 import { join, relative, resolve, isAbsolute, sep } from "node:path";
-import { writeFileAtomic } from "./atomic-write.js";
-import { GENERATED_TOOL_NAME_PATTERN } from "./define.js";
+import { writeFileAtomic } from "../atomic-write.js";
+import { GENERATED_TOOL_NAME_PATTERN, inputSchemaProblem } from "./define.js";
 import type { ToolRegistry } from "./registry.js";
-import { errorMessage, loadToolFile } from "./loader.js";
+import { errorMessage, loadToolFile, TOOL_FILE_SUFFIXES } from "./loader.js";
+import { BUILTIN_TOOL_NAMES as BUILTIN_NAMES } from "./builtins/names.js";
 import type { JsonSchema, Tool } from "./types.js";
 import { checkSchema } from "./validate.js";
 import { YiemError } from "../errors.js";
@@ -29,8 +30,8 @@ import { findSyntaxProblem, type SyntaxProblem } from "./modules/syntax.js";
 /** Names the generator accepts (defined in define.ts, so the writeTool definition needs no generator). */
 export { GENERATED_TOOL_NAME_PATTERN };
 
-/** Built-in tool names: never generated, never replaced. */
-export const BUILTIN_TOOL_NAMES: readonly string[] = ["listTools", "writeTool"];
+/** Built-in tool names: never generated, never replaced (./builtins/names.ts). */
+export const BUILTIN_TOOL_NAMES: readonly string[] = BUILTIN_NAMES;
 
 const LIMITS = { label: 200, description: 10_000, code: 200_000 } as const;
 
@@ -245,10 +246,12 @@ export function checkToolName(name: unknown): asserts name is string {
 
 /** Throws unless `schema` is an object schema ajv compiles (and has no `__proto__` key). */
 export async function checkInputSchema(schema: unknown): Promise<void> {
-  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+  // The rule is define.ts's; a draft's message adds what the model should write instead.
+  const problem = inputSchemaProblem(schema);
+  if (problem?.startsWith(`"inputSchema" `)) {
     throw new ToolDraftError(`"inputSchema" must be a JSON Schema object such as {"type":"object","properties":{…}}`);
   }
-  if ((schema as JsonSchema).type !== "object") throw new ToolDraftError(`"inputSchema.type" must be "object" (tool arguments are an object)`);
+  if (problem) throw new ToolDraftError(`${problem} (tool arguments are an object)`);
   const badKey = findProtoKey(schema, "inputSchema");
   if (badKey) throw new ToolDraftError(`"${badKey}" is not allowed in a schema`);
   let copy: JsonSchema;
@@ -359,7 +362,7 @@ export async function prepareTarget(
   return targets;
 }
 
-const SIBLING_SUFFIXES = [".ts", ".mts", ".js", ".mjs", ".tool.yaml", ".tool.yml", ".tool.json"];
+const SIBLING_SUFFIXES = TOOL_FILE_SUFFIXES;
 
 function isSiblingToolFile(entryLower: string, nameLower: string): boolean {
   return SIBLING_SUFFIXES.some((suffix) => entryLower === nameLower + suffix);

@@ -28,6 +28,8 @@ import { importModule } from "./modules/index.js";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const COMMAND_SUFFIXES = [".tool.yaml", ".tool.yml", ".tool.json"];
+/** Every suffix of a tool file (module tools, then command tools): the one list (the generator checks names against it). */
+export const TOOL_FILE_SUFFIXES: readonly string[] = [...MODULE_EXTENSIONS, ...COMMAND_SUFFIXES];
 
 export type ToolFileKind = "module" | "command";
 

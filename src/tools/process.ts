@@ -11,23 +11,10 @@
  * - live groups are tracked: `killAllChildren()` ends them at once (and runs on process exit).
  */
 import { StringDecoder } from "node:string_decoder";
-import { isSecretVariable } from "../config/redact.js";
+import { isSecretEnvVar } from "../secrets.js";
 
-const extraSecretNames = new Set<string>(["OPENAI_API_KEY"]);
-
-/** Also withhold these exact names (e.g. the spec's `model.apiKeyEnv`). */
-export function addSecretEnvNames(...names: string[]): void {
-  for (const name of names) if (name) extraSecretNames.add(name);
-}
-
-/**
- * A variable a child does not inherit unless passed explicitly: a secret variable (the rule that
- * also redacts output: a secret-looking name, a credential carrier, a URL with a password; see
- * config/redact.ts) or a name added with `addSecretEnvNames`.
- */
-export function isSecretEnvVar(name: string, value?: string): boolean {
-  return isSecretVariable(name, value) || extraSecretNames.has(name);
-}
+// The secret-name rule has one home (../secrets.ts); re-exported for tool-side callers.
+export { addSecretEnvNames, isSecretEnvVar } from "../secrets.js";
 
 /**
  * The environment of every child (command tools, command hooks): the parent's without secret

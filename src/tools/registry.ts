@@ -1,8 +1,9 @@
 /**
  * The set of tools a run can call, by name, in load order. Rules:
- * - a registry may carry policies (`applyPolicy`): a tool is offered when every active policy
- *   allows it; `runAgent` applies its `isToolAllowed` for the length of the run, so `listTools`
- *   (which lists `offered()`) never shows a tool the run denies, also with several runs at once;
+ * - a registry may carry registry-wide policies (`applyPolicy`): a tool is offered to every user
+ *   of the registry only when every active policy allows it (none by default). A run's own policy
+ *   never goes here: it is the run's (loop/run-state.ts), so runs side by side on one registry
+ *   each see exactly their own tools;
  * - `registerTool(tool)` adds to `defaultToolRegistry`, the one `runAgent` uses when given none.
  */
 import { checkToolShape } from "./define.js";

@@ -51,6 +51,18 @@ export type PartialToolResult = string | { content: ContentPart[]; details?: unk
 export type OnPartialResult = (partial: PartialToolResult) => void;
 
 /**
+ * What a call can know of the run that makes it (`execute`'s fifth argument; absent when a tool
+ * is called outside a run). The run's own view: another run on the same registry may offer
+ * other tools.
+ */
+export interface ToolRunContext {
+  /** Whether the run offers `name` (its policy allows it). */
+  isOffered(name: string): boolean;
+  /** The tools the run offers now, in registration order. */
+  offeredTools(): Tool[];
+}
+
+/**
  * A tool. Rules:
  * - `name` matches `^[A-Za-z][A-Za-z0-9_-]{0,63}$` and is unique among loaded tools.
  * - `inputSchema` is an object schema; arguments are validated against it (ajv, all errors,
@@ -70,6 +82,7 @@ export interface Tool<TArgs = any, TDetails = unknown> {
     args: TArgs,
     signal: AbortSignal,
     onPartialResult: OnPartialResult,
+    run?: ToolRunContext,
   ): Promise<ToolResult<TDetails>> | ToolResult<TDetails>;
   prepareArguments?(args: unknown): unknown | Promise<unknown>;
   validateRequiredArgs?(args: TArgs): string | undefined | void | Promise<string | undefined | void>;

@@ -6,6 +6,7 @@
  * generator use it. `inputSchemaProblem` is the load-time check (src/tools/schema-check.ts).
  */
 import type { JsonSchema } from "./types.js";
+import { newAjv } from "../ajv.js";
 
 type AjvValidate = ((data: unknown) => boolean) & {
   errors?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown>; keyword: string }> | null;
@@ -24,18 +25,8 @@ const validators = new WeakMap<object, AjvValidate>();
 async function getAjv(metaCheck: boolean): Promise<AjvLike> {
   let instance = ajvInstances.get(metaCheck);
   if (!instance) {
-    instance = (async () => {
-      const [{ default: Ajv }, { default: addFormats }] = await Promise.all([import("ajv"), import("ajv-formats")]);
-      const ajv = new (Ajv as unknown as new (opts: object) => AjvLike)({
-        allErrors: true,
-        useDefaults: true,
-        coerceTypes: true,
-        strict: false,
-        validateSchema: metaCheck,
-      });
-      (addFormats as unknown as (a: AjvLike) => void)(ajv);
-      return ajv;
-    })();
+    instance = (async () =>
+      newAjv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false, validateSchema: metaCheck }, { formats: true }) as unknown as AjvLike)();
     ajvInstances.set(metaCheck, instance);
   }
   return instance;

@@ -25,7 +25,8 @@ import { guardChannels } from "../../channels/guard.js";
 import { secretValues } from "../../config/redact.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
-import { createEmitter, type Emit } from "../../loop/events.js";
+import type { Emit } from "../../loop/events.js";
+import { createRunFrame } from "../../loop/run-frame.js";
 import { createRedactor, type Redactor } from "../../loop/redact.js";
 import type { AgentEvent } from "../../loop/types.js";
 import { zeroUsage } from "../../loop/usage.js";
@@ -35,7 +36,7 @@ import { reportUsageError, UsageError } from "../errors.js";
 import { createCallSink, type EventsMode } from "../events/sink.js";
 import { EXIT, exitCodeForError, exitCodeForSignal } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import { strictLoadError } from "../preflight.js";
 import { installSignalHandlers } from "../signals.js";
 import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
@@ -58,7 +59,9 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
   const runId = randomUUID();
   let redact: Redactor = createRedactor(secretValues(io.env));
   const emitEvent = (event: AgentEvent) => sink.emit(redact(event));
-  const emit: Emit = createEmitter(runId, emitEvent);
+  // The session is one run on stderr: its frame alone stamps events and builds agentStart/agentEnd.
+  const frame = createRunFrame({ runId, sink: emitEvent });
+  const emit: Emit = frame.emit;
   const started = performance.now();
   const stdio = wire !== undefined;
 
@@ -133,9 +136,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     }
     session.onToolsChanged(() => factory.toolsChanged());
 
-    emit({
-      type: "agentStart",
-      schemaVersion: 1,
+    frame.start({
       yiemVersion: packageVersion(),
       model: agentTool ? spec.model.name : "none",
       tools: session.list().map((t) => t.name),
@@ -163,8 +164,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     await processes.terminateAllChildren();
     warn = () => {};
     const code = why === "signal" ? exitCodeForSignal(signals.received) : EXIT.ok;
-    emit({
-      type: "agentEnd",
+    frame.end({
       stopReason: why === "signal" ? "aborted" : "completed",
       turns: 0,
       toolCalls: session.totals.calls,
@@ -180,7 +180,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     else {
       const events = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: Parameters<Emit>[0][] }).events : [];
       for (const body of events) emit(body);
-      emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: Math.round(performance.now() - started), error: message });
+      frame.end({ stopReason: "error", turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: Math.round(performance.now() - started), error: message });
     }
     if (argv.debug && error instanceof Error && error.stack) reportUsageError(io, redact(error.stack));
     return startedServing ? EXIT.failure : exitCodeForError(error);

@@ -6,7 +6,7 @@
  * This module imports nothing else that is not needed for that.
  */
 import type { CliIo } from "../io.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const { serverIdentity } = await import("../../mcp/serve/server.js");

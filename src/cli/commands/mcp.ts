@@ -5,11 +5,11 @@
  * closed. Exit 0 when every required server is ready, 1 when one is not, 2 on a spec error
  * (a bad entry, a stdio command that is not found). No model is needed.
  */
-import { secretValues } from "../../config/redact.js";
-import { createRedactor } from "../../loop/redact.js";
+import { secretValues } from "../../secrets.js";
+import { createRedactor } from "../../redact.js";
 import { UsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import { printJson, printText } from "../output.js";
 import { loadSpecFromArgv } from "../setup.js";
 import { reportCommandError } from "./tools-context.js";

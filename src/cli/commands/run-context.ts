@@ -3,7 +3,8 @@
  * before or outside the loop (`Interrupted`, `endFromOutside`), and waiting on work the run's
  * signal may cut short.
  */
-import { RunStop, runStopOf, untilAborted } from "../../loop/abort.js";
+import type { Pricing } from "../../loop/cost.js";
+import { RunStop, stopOf, untilAborted } from "../../loop/abort.js";
 import type { StopReason } from "../../loop/types.js";
 import type { CliEventSink, EventsMode } from "../events/sink.js";
 import type { RunStream } from "../events/run-stream.js";
@@ -23,7 +24,11 @@ export interface RunContext {
   runId: string;
   /** When the command started (`performance.now()`): durations count from here, stdin included. */
   startedAt: number;
-  /** The run's one abort signal (signals, deadline, drained event loop). */
+  /** Sets what the run's events are redacted with (once the spec names the API key). */
+  setRedactor(redact: import("../../redact.js").Redactor): void;
+  /** Prices the run's events from now on (the spec's model.pricing; undefined: none). */
+  setPricing(pricing: Pricing | undefined): void;
+  /** The run's one abort signal: the command's (signals, drained event loop), then, once the spec is read, the run's scope with its deadline (run.ts). */
   signal: AbortSignal;
   abort(reason: unknown): void;
   received(): NodeJS.Signals | null;
@@ -56,9 +61,8 @@ export class Interrupted extends Error {
 
 /** The stop reason and message for the run signal's abort reason. */
 export function describeStop(reason: unknown): [StopReason, string] {
-  const runStop = runStopOf(reason);
-  if (runStop) return [runStop.stopReason, runStop.message];
-  return ["aborted", "run aborted"];
+  const { stopReason, message } = stopOf(reason);
+  return [stopReason, message];
 }
 
 /**

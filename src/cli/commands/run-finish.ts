@@ -3,10 +3,9 @@
  * agentEnd (`finishRun`); a run that could not start or was stopped before the loop began
  * (`reportFatal`). Both return the exit code.
  */
-import { secretValues } from "../../config/redact.js";
+import { secretValues } from "../../secrets.js";
 import { messageOf } from "../../error-text.js";
-import { createEventStamper } from "../../loop/events.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEvent, AgentEventBody, RunResult, StopReason } from "../../loop/types.js";
 import { reportUsageError } from "../errors.js";
 import { withFailure } from "../events/run-stream.js";
@@ -96,8 +95,7 @@ export function reportFatal(ctx: RunContext, error: unknown): number {
   const mcpFailures = error instanceof McpRequiredError ? error.events : [];
   if (mcpFailures.length > 0) {
     // The servers' own reports come first; agentEnd (next seq) then names every failure.
-    const stamp = createEventStamper(ctx.runId);
-    for (const body of mcpFailures) ctx.stream.emit(redact(stamp(body)));
+    for (const body of mcpFailures) ctx.stream.frame.emit(redact(body));
   }
   // A usage or config problem is exit 2, anything else 1 (by the error's kind, ../exit-codes.ts).
   const code = exitCodeForError(error) === EXIT.usage ? EXIT.usage : EXIT.failure;

@@ -24,9 +24,11 @@ import { randomUUID } from "node:crypto";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import type { ResolvedSpec } from "../../config/types.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
-import { secretValues } from "../../config/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
+import { secretValues } from "../../secrets.js";
 import { RunStop } from "../../loop/abort.js";
+import { pricedEvent, type Pricing } from "../../loop/cost.js";
+import { openRunScope, type RunScope } from "../../loop/run-scope.js";
 import type { AgentEvent, RunResult } from "../../loop/types.js";
 import type { Provider } from "../../provider/types.js";
 import { modelServerURL } from "../../provider/reasoning.js";
@@ -35,7 +37,7 @@ import type { CliIo } from "../io.js";
 import { createRunStream } from "../events/run-stream.js";
 import { toJsonSafe } from "../events/serialize.js";
 import { EXIT } from "../exit-codes.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp, type LoadProblem } from "../setup.js";
 import { commandLineProblems, strictLoadError } from "../preflight.js";
 import { initialMessages, promptInput, stdinIgnoredWarning } from "../prompt-input.js";
@@ -54,7 +56,12 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   const mode = (argv.events as EventsMode | undefined) ?? defaultModeOf(io);
   const sink = createCallSink(io, mode);
   const runId = randomUUID();
-  const stream = createRunStream(runId, sink.emit);
+  const startedAt = performance.now();
+  // Until the spec names the API key, events hide what the environment's secret variables hold.
+  let redact: Redactor = createRedactor(secretValues(process.env));
+  // Once the spec states prices, every usage in the events carries its cost (../../loop/cost.ts).
+  let pricing: Pricing | undefined;
+  const stream = createRunStream(runId, (event) => sink.emit(redactEvent(redact, pricedEvent(event, pricing))), startedAt);
   // The signal handlers stay installed until the process exits: a signal that arrives while the
   // result is being flushed must still end the process with its code, never by the default action.
   const signals = installSignalHandlers(io);
@@ -66,7 +73,13 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
     sink,
     stream,
     runId,
-    startedAt: performance.now(),
+    startedAt,
+    setRedactor: (next) => {
+      redact = next;
+    },
+    setPricing: (next) => {
+      pricing = next;
+    },
     resultPrinted: false,
     signal: stop.signal,
     abort: (reason) => {
@@ -88,11 +101,11 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   // Nothing left to wait for: first abort the run (the loop ends it as an error); if that does
   // not end it either, the loop's own code is gone or waits forever: end it from outside.
   io.host.onEventLoopDrained(() => {
-    if (!stop.signal.aborted) {
+    if (!ctx.signal.aborted) {
       ctx.abort(new RunStop("error", `the run stopped before it finished: ${DRAINED_HINT}`));
       return;
     }
-    const [stopReason, message] = describeStop(stop.signal.reason);
+    const [stopReason, message] = describeStop(ctx.signal.reason);
     const code = endFromOutside(ctx, stopReason, message);
     void sink.close().finally(() => io.host.exitNow(code));
   });
@@ -131,12 +144,16 @@ function guardRun(ctx: RunContext): void {
 }
 
 async function run(ctx: RunContext): Promise<number> {
-  const { argv, signal } = ctx;
+  const { argv } = ctx;
   // Every mistake at once, before the key is asked for: the command line's with the spec's.
-  const spec = await unlessStopped(loadSpecFromArgv(argv, ctx.io, !argv["dry-run"], commandLineProblems(argv, ctx.io)), signal);
+  const spec = await unlessStopped(loadSpecFromArgv(argv, ctx.io, !argv["dry-run"], commandLineProblems(argv, ctx.io)), ctx.signal);
   const secrets = secretValues(ctx.io.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
-  startDeadline(ctx, spec);
+  ctx.setRedactor(redact);
+  ctx.setPricing(spec.model.pricing);
+  // From here on ctx.signal is the run's scope: the signals and the deadline in one.
+  const scope = startDeadline(ctx, spec);
+  const signal = scope.signal;
   const processes = await import("../../tools/process.js");
   processes.addSecretEnvNames(spec.model.apiKeyEnv);
   ctx.killChildren = () => processes.killAllChildren();
@@ -193,34 +210,35 @@ async function run(ctx: RunContext): Promise<number> {
     registry: loaded.registry,
     messages,
     toolExecution: spec.toolExecution,
-    // The deadline is this command's (it started before stdin and the tools): see startDeadline.
-    limits: { ...spec.limits, runTimeoutMs: 0 },
+    limits: spec.limits,
     hooks,
     isToolAllowed: policy,
     ...(spec.model.pricing ? { pricing: spec.model.pricing } : {}),
     ...(spec.output ? { output: spec.output } : {}),
-    signal,
-    runId: ctx.runId,
-    configPath: spec.configPath,
-    ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL) }),
-    yiemVersion: packageVersion(),
-    onEvent: (event) => ctx.stream.emit(redactEvent(redact, event)),
-    startedAt: ctx.startedAt,
-    startWarnings: [
-      ...stdinWarnings,
-      ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) })),
-      ...ctx.earlyWarnings.map((message) => ({ message })),
-    ],
-    attachWarnings: (warn) => {
-      ctx.warn = (message) => warn({ message });
-    },
-    ...(mcp ? { mcpServers: mcp.servers } : {}),
-    onStart: (emit) => {
-      if (mcp) {
-        for (const body of mcp.startEvents) emit(body);
-        mcp.attach(emit);
-      }
-      debug.attach(emit);
+    // The run's scope opened when the spec was read (stdin and tool loading count): see startDeadline.
+    scope,
+    frame: ctx.stream.frame,
+    framing: {
+      configPath: spec.configPath,
+      ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL) }),
+      yiemVersion: packageVersion(),
+      startedAt: ctx.startedAt,
+      startWarnings: [
+        ...stdinWarnings,
+        ...loadProblems.map((p) => ({ message: loadProblemMessage(p), ...(p.path ? { path: p.path } : {}) })),
+        ...ctx.earlyWarnings.map((message) => ({ message })),
+      ],
+      attachWarnings: (warn) => {
+        ctx.warn = (message) => warn({ message });
+      },
+      ...(mcp ? { mcpServers: mcp.servers } : {}),
+      onStart: (emit) => {
+        if (mcp) {
+          for (const body of mcp.startEvents) emit(body);
+          mcp.attach(emit);
+        }
+        debug.attach(emit);
+      },
     },
   });
   // A run the deadline stopped has no answer to print: its watchdog stays armed until agentEnd.
@@ -243,28 +261,31 @@ function redactEvent(redact: Redactor, event: AgentEvent): AgentEvent {
 }
 
 /**
- * The run deadline (`--timeout` / limits.runTimeoutMs), counted from now: the spec is read, stdin
- * and the tools are still to come. When the run may execute tool or hook modules, a watchdog
- * thread also ends code that never yields (../watchdog.ts).
+ * Opens the run's scope (../../loop/run-scope.ts): the command's signal and the run deadline
+ * (`--timeout` / limits.runTimeoutMs), counted from now: the spec is read, stdin and the tools
+ * are still to come. The loop is given this scope, so the run has one deadline. When the run may
+ * execute tool or hook modules, a watchdog thread also ends code that never yields at that
+ * deadline (../watchdog.ts).
  */
-function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
+function startDeadline(ctx: RunContext, spec: ResolvedSpec): RunScope {
   const ms = spec.limits.runTimeoutMs;
-  if (!(ms > 0)) return;
+  // The deadline alone does not keep the process alive: a run with nothing else left to wait
+  // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
+  const scope = openRunScope({ signal: ctx.signal, timeoutMs: ms, keepAlive: false });
+  ctx.signal = scope.signal;
+  ctx.stopDeadline = () => scope.dispose();
+  if (scope.deadlineAt === undefined) return scope;
   const message = `run timed out after ${ms} ms`;
   let watchdog: { disarm(): void } | undefined;
   // The watchdog stays armed past the abort: an abort listener of a tool that never returns is
   // stuck code too. It is disarmed once the loop has returned (stopDeadline), or, for a run the
   // deadline stopped, once its agentEnd is written.
-  const timer = setTimeout(() => ctx.abort(new RunStop("timeout", message)), ms);
-  // The deadline alone does not keep the process alive: a run with nothing else left to wait
-  // for can never finish, and is reported at once (drain.ts) rather than when the deadline passes.
-  timer.unref();
   const onStuck = () => {
     const code = endFromOutside(ctx, "timeout", `${message}: synchronous code of a tool or hook did not yield, so the process was ended`);
     ctx.io.host.exitFromWatchdog(code);
   };
   ctx.stopDeadline = (keepWatchdog = false) => {
-    clearTimeout(timer);
+    scope.dispose();
     const armed = watchdog;
     watchdog?.disarm();
     // Re-armed from now: the side files of a stopped run still get their time to be written.
@@ -273,8 +294,7 @@ function startDeadline(ctx: RunContext, spec: ResolvedSpec): void {
   // Every run that may run code of a tool, hook or model-written tool (writeTool) is guarded.
   const mayRunModules = spec.toolDirs.length > 0 || spec.builtinTools.includes("writeTool") ||
     Boolean(spec.hooks.beforeToolCall) || Boolean(spec.hooks.afterToolCall);
-  if (!mayRunModules) return;
   // Started before any tool module is evaluated: a module's top level may be what never yields.
-  watchdog = ctx.io.host.startWatchdog(Date.now() + ms, onStuck);
+  if (mayRunModules) watchdog = ctx.io.host.startWatchdog(scope.deadlineAt, onStuck);
+  return scope;
 }
-

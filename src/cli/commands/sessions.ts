@@ -25,6 +25,7 @@ import { resolveResume } from "../run-session.js";
 import { formatTable, oneLine } from "../table.js";
 import { reportCommandError } from "./tools-context.js";
 import type { CliIo } from "../io.js";
+import { contentText } from "../../tools/content.js";
 
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
@@ -138,7 +139,7 @@ function prettyMessage(message: ChatMessage): string[] {
         ...message.toolCalls.map((call) => `assistant → ${call.name}(${cut(call.arguments, 200)})`),
       ];
     case "tool": {
-      const text = message.content.map((part) => (part.type === "text" ? part.text : `[image ${part.mimeType}]`)).join("");
+      const text = contentText(message.content);
       return [`tool ${message.toolName}${message.isError ? " (error)" : ""}: ${cut(text, 400)}`];
     }
   }

@@ -10,25 +10,27 @@
  * Exit 0 ok, 1 error result, 2 unknown tool, invalid arguments or bad spec, 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { secretValues } from "../../config/redact.js";
-import { createEmitter, type Emit } from "../../loop/events.js";
+import { secretValues } from "../../secrets.js";
+import type { Emit } from "../../loop/events.js";
+import { createRunFrame, type RunFrame } from "../../loop/run-frame.js";
 import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEventBody, StopReason } from "../../loop/types.js";
-import { addUsage, zeroUsage } from "../../loop/usage.js";
+import { addUsage, zeroUsage } from "../../tools/usage.js";
 import type { ContentPart } from "../../tools/types.js";
 import { reportUsageError } from "../errors.js";
 import { createCallSink, type CliEventSink, type EventsMode } from "../events/sink.js";
 import type { CliIo } from "../io.js";
 import { EXIT, exitCodeFor, exitCodeForError } from "../exit-codes.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import { printJson, printText } from "../output.js";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import { McpRequiredError } from "../../mcp/required-error.js";
 import { installSignalHandlers } from "../signals.js";
 import { loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
+import { contentText } from "../../tools/content.js";
 
 export async function callCommand(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const sink = createCallSink(io, argv.events as EventsMode | undefined);
@@ -36,7 +38,8 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
   const runId = randomUUID();
   // Until the spec names the API key, hide what the environment's secret-named variables hold.
   let redact: Redactor = createRedactor(secretValues(io.env));
-  const emit: Emit = createEmitter(runId, (event) => sink.emit(redact(event)));
+  const frame = createRunFrame({ runId, sink: (event) => sink.emit(redact(event)) });
+  const emit: Emit = frame.emit;
   let started = false;
   let closeMcp: () => Promise<void> = () => Promise.resolve();
   // Tool code's output becomes warning events (held until agentStart, none after agentEnd); a
@@ -62,12 +65,12 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
     const { registry, problems, mcp } = await loadToolsRegistry(spec, io, { mcp: name.startsWith("mcp__") });
     closeMcp = () => mcp?.close() ?? Promise.resolve();
     const { createToolPolicy } = await import("../../tools/policy.js");
-    registry.applyPolicy(createToolPolicy(spec.tools.allow, spec.tools.deny));
+    // listTools lists what the spec allows: the call's run view (not a policy put on the registry).
+    const allowed = createToolPolicy(spec.tools.allow, spec.tools.deny);
+    const run = { isOffered: allowed, offeredTools: () => registry.list().filter((t) => allowed(t.name)) };
     const clock = performance.now();
     const tool = registry.get(name);
-    emit({
-      type: "agentStart",
-      schemaVersion: 1,
+    frame.start({
       yiemVersion: packageVersion(),
       model: "none",
       tools: tool ? [name] : [],
@@ -84,15 +87,7 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
       warn = () => 0;
       const usage = zeroUsage();
       addUsage(usage, finished?.result.usage);
-      emit({
-        type: "agentEnd",
-        stopReason,
-        turns: 0,
-        toolCalls: 1,
-        usage,
-        durationMs: Math.round(performance.now() - clock),
-        ...(error !== undefined ? { error } : {}),
-      });
+      frame.end({ stopReason, turns: 0, toolCalls: 1, usage, durationMs: Math.round(performance.now() - clock), ...(error !== undefined ? { error } : {}) });
     };
     const toolCall = { id: `call_${randomBytes(6).toString("hex")}`, name, arguments: raw };
     const reject = async (reason: string, args: unknown) => {
@@ -111,7 +106,7 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
     // Handlers stay installed until exit, so a signal during the flush still exits 128+signal.
     const finished = await executeToolCall(
       { toolCall, tool, args: prepared.args },
-      { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs },
+      { turn: 1, signal: signals.controller.signal, hooks: {}, emit, toolTimeoutMs: spec.limits.toolTimeoutMs, run },
     );
     const { result, isError } = finished;
     const escaped = hasUncaught ? `tool or hook code failed outside its call: ${messageOf(uncaught)}` : undefined;
@@ -125,7 +120,7 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
     }
     return exitCodeFor(stopReason, signals.received);
   } catch (error) {
-    return await reportFailure(error, { io, sink, mode, emit, started, redact, debug: Boolean(argv.debug) });
+    return await reportFailure(error, { io, sink, mode, frame, started, redact, debug: Boolean(argv.debug) });
   } finally {
     await closeMcp().catch(() => {});
     await sink.close();
@@ -135,23 +130,18 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
 /** A problem outside the tool (spec, flags, loading): one agentEnd event, or a line with `--events none`. */
 async function reportFailure(
   error: unknown,
-  ctx: { io: CliIo; sink: CliEventSink; mode: EventsMode; emit: Emit; started: boolean; redact: Redactor; debug: boolean },
+  ctx: { io: CliIo; sink: CliEventSink; mode: EventsMode; frame: RunFrame; started: boolean; redact: Redactor; debug: boolean },
 ): Promise<number> {
   const message = ctx.redact(messageOf(error));
   if (ctx.mode === "none") reportUsageError(ctx.io, message);
   else {
     // A required MCP server that failed: its own report first, as in a run.
-    for (const event of error instanceof McpRequiredError ? error.events : []) ctx.emit(event);
+    for (const event of error instanceof McpRequiredError ? error.events : []) ctx.frame.emit(event);
   }
-  if (ctx.mode !== "none") ctx.emit({ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
+  if (ctx.mode !== "none") ctx.frame.end({ stopReason: "error", turns: 0, toolCalls: ctx.started ? 1 : 0, usage: zeroUsage(), durationMs: 0, error: message });
   if (ctx.debug && error instanceof Error && error.stack) ctx.sink.log(ctx.redact(error.stack));
   await ctx.sink.close();
   return exitCodeForError(error);
 }
 
-/** Text parts joined by newlines; an image part as a short placeholder. */
-export function contentText(content: ContentPart[]): string {
-  return content
-    .map((part) => (part.type === "text" ? part.text : `[image ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes]`))
-    .join("\n");
-}
+export { contentText } from "../../tools/content.js";

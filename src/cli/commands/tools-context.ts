@@ -7,16 +7,17 @@
 import { randomUUID } from "node:crypto";
 import { relative, isAbsolute, sep } from "node:path";
 import { guardChannels } from "../../channels/guard.js";
-import { secretValues } from "../../config/redact.js";
+import { secretValues } from "../../secrets.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
-import { createEmitter, type Emit } from "../../loop/events.js";
+import { createRedactor, type Redactor } from "../../redact.js";
+import type { Emit } from "../../loop/events.js";
+import { createRunFrame } from "../../loop/run-frame.js";
 import { reportUsageError, UsageError } from "../errors.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
-import { packageVersion } from "../main.js";
+import { packageVersion } from "../../package-info.js";
 import type { CliEventSink } from "../events/sink.js";
 
 /** Each call's redactor (one per io, so calls in one process never share one). */
@@ -73,7 +74,7 @@ export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): voi
 }
 
 export function newEmitter(sink: CliEventSink, io: CliIo): Emit {
-  return createEmitter(randomUUID(), (event) => sink.emit(commandRedactor(io)(event)));
+  return createRunFrame({ runId: randomUUID(), sink: (event) => sink.emit(commandRedactor(io)(event)) }).emit;
 }
 
 export { readFlagValue } from "../flag-value.js";

@@ -14,6 +14,7 @@ import type { ContentPart } from "../../tools/types.js";
 import type { ChunkWriter } from "./chunk-writer.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createStyle, formatCount, formatDuration, plural, truncate, type Style } from "./style.js";
+import { contentText } from "../../tools/content.js";
 
 export interface PrettyRendererOptions {
   writer: ChunkWriter;
@@ -268,9 +269,6 @@ function block(s: string): string {
   return sanitizeForTerminal(s).trimEnd().replace(/\n/g, `\n${INDENT}${INDENT}`);
 }
 
-function contentText(content: ContentPart[]): string {
-  return content.map((part) => (part.type === "text" ? part.text : `[image ${part.mimeType}]`)).join("\n");
-}
 
 function firstLine(content: ContentPart[]): string {
   const text = contentText(content).trim();

@@ -77,8 +77,9 @@ export function createAgentTool(options: AgentToolOptions): Tool<{ prompt: strin
         hooks: options.hooks,
         isToolAllowed: options.isToolAllowed,
         signal,
-        configPath: options.spec.configPath,
-        yiemVersion: options.yiemVersion,
+        ...(options.spec.model.pricing ? { pricing: options.spec.model.pricing } : {}),
+        ...(options.spec.output ? { output: options.spec.output } : {}),
+        framing: { configPath: options.spec.configPath, yiemVersion: options.yiemVersion },
         onEvent: (event) => {
           options.onEvent(event);
           if (event.type === "turnStart") onPartialResult(`turn ${event.turn}`);

@@ -3,8 +3,9 @@ import type { ToolRegistry } from "../registry.js";
 import type { Tool } from "../types.js";
 import { createListTools } from "./listTools.js";
 import { createWriteTool } from "./writeTool.js";
+import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./names.js";
 
-export type BuiltinToolName = "listTools" | "writeTool";
+export { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./names.js";
 
 export interface BuiltinToolsContext {
   registry: ToolRegistry;
@@ -21,7 +22,7 @@ export function createBuiltinTools(names: BuiltinToolName[], ctx: BuiltinToolsCo
       case "writeTool":
         return createWriteTool(ctx) as Tool;
       default:
-        throw new Error(`unknown built-in tool "${String(name)}" (known: listTools, writeTool)`);
+        throw new Error(`unknown built-in tool "${String(name)}" (known: ${BUILTIN_TOOL_NAMES.join(", ")})`);
     }
   });
 }

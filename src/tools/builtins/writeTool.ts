@@ -80,11 +80,12 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
       "input JSON Schema and the body of its execute function. Check listTools first: names must be new.",
     inputSchema: WRITE_TOOL_INPUT_SCHEMA,
     parallelToolExecute: false,
-    async execute(_toolCallId, args) {
+    async execute(_toolCallId, args, _signal, _onPartial, run) {
       if (!ctx.writeToolDir) throw new Error("writeTool has no folder to write to: set writeToolDir in the agent spec");
       const { overwrite, ...draft } = args;
       const name = typeof draft.name === "string" ? draft.name : "";
-      if (ctx.registry.has(name) && !ctx.registry.isOffered(name)) {
+      // A name this run cannot see is not revealed: refused like any other taken name.
+      if (ctx.registry.has(name) && !(run ? run.isOffered(name) : ctx.registry.isOffered(name))) {
         throw new Error(`a tool named "${name}" cannot be written here; choose another name`);
       }
       // The generator (and with it the syntax checker and ajv) loads only when a tool is written.
