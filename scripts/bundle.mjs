@@ -12,19 +12,21 @@
  *   entry, so `import … from "yiem"` anywhere (a tool file, a program using the library) gets
  *   those same instances; its types stay tsc's dist/index.d.ts;
  * - split points: every `import()` of a package (openai, ajv, yaml, execa, the MCP SDK: each its
- *   own chunk, loaded on first use), and of yiem's own modules those matching `LAZY_MODULES` (the
- *   command modules, the MCP client). Every other `import()` of a module of yiem's own becomes a
+ *   own chunk, loaded on first use), and of yiem's own modules those matching `LAZY_MODULES` (the MCP
+ *   client, the tool module loader, the tool generator). Every other `import()` of a module of yiem's own becomes a
  *   static import (`lazyImports`): without that, esbuild would make a chunk for each
  *   combination of entry points that reach a module, ~90 files, and a start-up would read most;
- * - dependencies are bundled into those chunks (one file instead of ~200 for ajv or yaml), except
- *   the ones yiem loads with `require` at run time (yargs, sucrase: src/require-cjs.ts), which
- *   stay in node_modules;
+ * - dependencies are bundled into those chunks (one file instead of ~200 for ajv or yaml). Of the
+ *   ones yiem loads with `requireCjs` (src/require-cjs.ts), yargs (`BUNDLED_REQUIRES`: every
+ *   command parses with it) is bundled too, its CommonJS build as Node's `require` resolves it;
+ *   the others (sucrase, on a cold tool cache only) stay in node_modules;
  * - source maps (`*.map`, linked) point at src/; Node reads them only when source maps are
  *   enabled (bin/yiem.js does that for `--debug`), so they cost nothing otherwise.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -34,11 +36,20 @@ const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8"));
 /** The entry points (output name → source module). interop.ts knows `index` and `tool-kit`. */
 export const ENTRY_POINTS = { cli: "src/cli/main.ts", index: "src/index.ts", "tool-kit": "src/tools/define.ts" };
 
-/** Packages loaded with `require` at run time (never seen by the bundler) stay external anyway; named here so esbuild never inlines them. */
-const EXTERNAL = ["yargs", "yargs/*", "sucrase", "sucrase/*"];
+/** Packages loaded with `requireCjs` at run time that stay in node_modules (named so esbuild never inlines them). */
+const EXTERNAL = ["sucrase", "sucrase/*"];
 
-/** yiem's own modules (path below src/) that stay behind `import()`, each command a chunk of its own. */
-const LAZY_MODULES = [/^cli\/commands\//, /^mcp\//];
+/** `requireCjs("…")` calls made static imports of the package's CommonJS build (see `lazyImports`). */
+const BUNDLED_REQUIRES = ["yargs/yargs"];
+const REQUIRE_CJS_CALL = /\brequireCjs\(\s*"([^"]+)"\s*\)/g;
+const requireFromRoot = createRequire(`${root}package.json`);
+
+/**
+ * yiem's own modules (path below src/) that stay behind `import()`: the MCP client, the tool
+ * module loader and the tool generator (`tools new`, writeTool). The command modules are part of
+ * the start-up graph: small next to what a start-up reads anyway, and one file instead of ~10.
+ */
+const LAZY_MODULES = [/^mcp\//, /^tools\/modules\//, /^tools\/(generator|command-scaffold)\./];
 
 /** `import("…")` with a literal specifier, outside type positions (`typeof import(…)`). */
 const DYNAMIC_IMPORT = /(?<!typeof\s*)\bimport\(\s*"([^"]+)"\s*\)/g;
@@ -52,7 +63,10 @@ const DYNAMIC_IMPORT = /(?<!typeof\s*)\bimport\(\s*"([^"]+)"\s*\)/g;
  *   (`import * as ns from "pkg"; export default ns`): a chunk of its own either way, but esbuild
  *   gives a bare `import()` of a CommonJS package (ajv, yaml) only a `default` export, where
  *   Node gives the named exports too;
- * - `import("node:…")` is left alone.
+ * - `import("node:…")` is left alone;
+ * - `requireCjs("pkg")` of a package in BUNDLED_REQUIRES becomes a static import of the file
+ *   Node's `require` would load (module.exports as the default export), so it is bundled; yargs'
+ *   `__dirname` (where it reads its locale files) becomes its folder in node_modules.
  */
 const lazyImports = {
   name: "yiem-lazy-imports",
@@ -68,9 +82,20 @@ const lazyImports = {
         const name = `__yiemEager${imports.length}`;
         imports.push(`import * as ${name} from ${JSON.stringify(specifier)};`);
         return `Promise.resolve(${name})`;
+      }).replace(REQUIRE_CJS_CALL, (whole, specifier) => {
+        if (!BUNDLED_REQUIRES.includes(specifier)) return whole;
+        const name = `__yiemRequired${imports.length}`;
+        imports.push(`import ${name} from ${JSON.stringify(`yiem-require:${specifier}`)};`);
+        return name;
       });
       return { contents: imports.length ? `${imports.join("")}${contents}` : contents, loader: "ts" };
     });
+    b.onResolve({ filter: /^yiem-require:/ }, ({ path }) => ({ path: requireFromRoot.resolve(path.slice("yiem-require:".length)) }));
+    b.onLoad({ filter: /[\\/]node_modules[\\/]yargs[\\/]build[\\/]index\.cjs$/ }, ({ path }) => ({
+      // At run time, from the installed package (`__yiemRequire`: the banner's require of each output file).
+      contents: `var __yargsBuildDir = require("node:path").join(require("node:path").dirname(__yiemRequire.resolve("yargs/package.json")), "build");\n${readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir")}`,
+      loader: "js",
+    }));
     b.onResolve({ filter: /^yiem-lazy:/ }, ({ path }) => ({ path: path.slice("yiem-lazy:".length), namespace: "yiem-lazy" }));
     b.onLoad({ filter: /.*/, namespace: "yiem-lazy" }, ({ path }) => ({
       contents: `import * as ns from ${JSON.stringify(path)}; export default ns;`,
@@ -96,7 +121,7 @@ const result = await build({
   sourcesContent: false,
   chunkNames: "chunks/[name]-[hash]",
   // Bundled CommonJS packages (ajv, …) may call `require` for Node built-ins.
-  banner: { js: 'import { createRequire as __yiemCreateRequire } from "node:module"; const require = __yiemCreateRequire(import.meta.url);' },
+  banner: { js: 'import { createRequire as __yiemCreateRequire } from "node:module"; const __yiemRequire = __yiemCreateRequire(import.meta.url); const require = __yiemRequire;' },
   legalComments: "none",
   logLevel: "warning",
   metafile: true,
@@ -114,7 +139,9 @@ rmSync(`${root}dist/index.js.map`, { force: true });
 
 /**
  * dist/bundle/manifest.json: for each output file (relative to dist/bundle/), the packages and the
- * yiem sources bundled into it. test/startup.test.ts reads it to name the chunks a command loaded.
+ * yiem sources bundled into it, and the files it imports statically (loaded with it; every other
+ * file is loaded by an `import()` on first use). test/startup.test.ts reads it to name the chunks
+ * a command loaded.
  */
 const files = {};
 for (const [file, output] of Object.entries(result.metafile.outputs)) {
@@ -122,7 +149,9 @@ for (const [file, output] of Object.entries(result.metafile.outputs)) {
   const inputs = Object.keys(output.inputs);
   const packages = [...new Set(inputs.map((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]).filter(Boolean))].sort();
   const sources = inputs.filter((i) => i.startsWith("src/")).sort();
-  files[relative(outdir, `${root}${file}`).replaceAll("\\", "/")] = { packages, sources };
+  const name = (path) => relative(outdir, `${root}${path}`).replaceAll("\\", "/");
+  const staticImports = output.imports.filter((i) => i.kind === "import-statement" && !i.external).map((i) => name(i.path)).sort();
+  files[name(file)] = { packages, sources, staticImports };
 }
 writeFileSync(`${outdir}/manifest.json`, `${JSON.stringify({ entryPoints: ENTRY_POINTS, files }, null, 2)}\n`);
 

@@ -41,7 +41,7 @@ Module._load = function (request, parent, isMain) {
 `;
 
 interface Manifest {
-  files: Record<string, { packages: string[]; sources: string[] }>;
+  files: Record<string, { packages: string[]; sources: string[]; staticImports: string[] }>;
 }
 const manifest = JSON.parse(readFileSync(join(repoRoot, "dist", "bundle", "manifest.json"), "utf8")) as Manifest;
 
@@ -56,6 +56,18 @@ function bundleFiles(modules: string[]): string[] {
     files.add(file);
   }
   return [...files];
+}
+
+/** `file` and every file it imports statically, transitively: what loading it loads. */
+function staticClosure(file: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (f: string) => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    for (const next of manifest.files[f].staticImports) visit(next);
+  };
+  visit(file);
+  return seen;
 }
 
 let dir: string;
@@ -99,8 +111,11 @@ function heavyPackages(modules: string[]): string[] {
   return [...found].sort();
 }
 
+/** The packages among `modules`: by their node_modules folder, or bundled into a loaded chunk. */
 function packagesOf(modules: string[]): string[] {
-  return [...new Set(modules.map((m) => /node_modules[\\/]([^\\/]+)[\\/]/.exec(m)?.[1]).filter((p): p is string => !!p))];
+  const found = new Set(modules.map((m) => /node_modules[\\/]([^\\/]+)[\\/]/.exec(m)?.[1]).filter((p): p is string => !!p));
+  for (const file of bundleFiles(modules)) for (const pkg of manifest.files[file].packages) found.add(pkg);
+  return [...found];
 }
 
 describe("start-up loads only what argument parsing needs", () => {
@@ -133,13 +148,16 @@ describe("start-up loads only what argument parsing needs", () => {
     },
   );
 
-  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }])("$args loads no chunk split off for later (no command module)", ({ args }) => {
+  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "list", "--help"] }])("$args loads no chunk split off for later: only cli.js and what it imports statically", ({ args }) => {
     const run = traced(args);
     expect(run.code).toBe(0);
     const loaded = bundleFiles(run.modules);
     expect(loaded).toContain("cli.js");
-    const lazy = loaded.filter((file) => manifest.files[file].packages.length > 0 || manifest.files[file].sources.some((s) => /^src\/(cli\/commands|mcp)\//.test(s)));
-    expect(lazy).toEqual([]);
+    const eager = staticClosure("cli.js");
+    expect(loaded.filter((file) => !eager.has(file))).toEqual([]);
+    // The start-up graph holds none of the parts split off: the tool module loader, the MCP client, heavy packages.
+    const inStartup = [...eager].flatMap((file) => [...manifest.files[file].sources, ...manifest.files[file].packages]);
+    expect(inStartup.filter((s) => /^src\/(mcp|tools\/modules)\//.test(s) || HEAVY.includes(s))).toEqual([]);
   });
 
   it.each([{ args: ["tools", "list"] }, { args: ["config"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
@@ -158,6 +176,8 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(heavyPackages(run.modules)).toContain("ajv");
     expect(heavyPackages(run.modules)).not.toContain("openai");
+    const eager = staticClosure("cli.js");
+    expect(bundleFiles(run.modules).filter((file) => !eager.has(file)).length).toBeGreaterThan(0);
   });
 
   it("the tracer sees heavy packages when they are loaded (ESM import and CommonJS require)", () => {

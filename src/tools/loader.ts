@@ -24,7 +24,6 @@ import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
 import { findSchemaProblems } from "./schema-check.js";
 import type { Tool, ToolLoadProblem } from "./types.js";
-import { importModule } from "./modules/index.js";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const COMMAND_SUFFIXES = [".tool.yaml", ".tool.yml", ".tool.json"];
@@ -117,6 +116,7 @@ export async function loadToolFile(file: string): Promise<Tool> {
     return loadCommandTool(file);
   }
   refuseNonRegularFile(file);
+  const { importModule } = await import("./modules/index.js");
   const mod = await importModule(file);
   let tool: unknown;
   if (typeof mod.getTool === "function") tool = await (mod.getTool as () => unknown)();
@@ -131,6 +131,7 @@ export async function loadToolFile(file: string): Promise<Tool> {
 /** Imports a TS/JS module file through the tool loader (same cache, `yiem` is this package). */
 export async function importModuleFile(path: string): Promise<Record<string, unknown>> {
   refuseNonRegularFile(path);
+  const { importModule } = await import("./modules/index.js");
   return importModule(path);
 }
 
