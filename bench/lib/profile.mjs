@@ -4,7 +4,8 @@
  * - the command runs `runs` times with `--cpu-prof` in a fresh folder; each profile's samples are
  *   summed by the self time of their function, then put in a bucket by the function's file:
  *   Node's module loader (`node:internal/modules/…`, resolving, reading and compiling modules),
- *   other Node internals, a package (`node_modules/<name>`), yiem's own code (its dist/ or src/
+ *   compiling Node's own built-in modules on first use, undici (behind `fetch`), other Node
+ *   internals by module (streams, fs, …), a package (`node_modules/<name>`), yiem's own code (its dist/ or src/
  *   file), or V8's own `(garbage collector)` / `(program)` (work outside JavaScript functions,
  *   e.g. parsing and compiling);
  * - each bucket's figure is the median over the runs, in milliseconds; `(idle)` (waiting, e.g. for
@@ -25,7 +26,9 @@ export function bucketOf(url, functionName) {
     return "V8/native";
   }
   if (/^node:internal\/modules\//.test(url)) return "Node: module loading (resolve, read, compile)";
-  if (url.startsWith("node:")) return "Node: other internals";
+  if (url.startsWith("node:internal/deps/undici")) return "Node: undici (fetch)";
+  if (url === "node:internal/bootstrap/realm") return "Node: compiling its own built-in modules";
+  if (url.startsWith("node:")) return `Node: ${url.replace(/^node:(internal\/)?/, "").split("/")[0]}`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg) return `package ${pkg[1]}`;
   const own = /\/(dist|src)\/(.+?)(?:\?.*)?$/.exec(url);
