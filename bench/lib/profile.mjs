@@ -34,7 +34,8 @@ export function bucketOf(url, functionName) {
   const own = /\/(dist|src)\/(.+?)(?:\?.*)?$/.exec(url);
   // Bundled files by name (a handful), tsc's output by folder (dozens of small files).
   if (own) return `yiem ${own[1]}/${own[2].startsWith("bundle/") ? own[2] : own[2].replace(/\/[^/]+$/, "/")}`;
-  return "other";
+  // Anything else by its last two path segments (a tool file, e.g. tools/getTime.ts).
+  return `file ${url.replace(/^file:\/\//, "").split("/").slice(-2).join("/")}`;
 }
 
 /** Self time (ms) per bucket of one `.cpuprofile`, and the profile's total (ms, idle excluded). */
