@@ -5,7 +5,11 @@
  * a budget is missed (2 when a benchmark could not run). Every figure is a median of at least
  * `--runs` (default 15) runs, with its baseline measured in the same, alternating runs.
  *
- *   node bench/run.mjs [--runs N] [--only NAME[,NAME]]   names: startup, loop, tools500, parallel, events, mcp, mcp-serve
+ *   node bench/run.mjs [--runs N] [--only NAME[,NAME]] [--keep-startup-env]
+ *   names: startup, loop, tools500, parallel, events, mcp, mcp-serve
+ *
+ * Every child runs without the variables that change Node's own start-up (NODE_EXTRA_CA_CERTS,
+ * NODE_OPTIONS, …: lib/measure.mjs), as on a user's machine; `--keep-startup-env` keeps them.
  */
 import { mkdirSync } from "node:fs";
 import os from "node:os";
@@ -13,7 +17,7 @@ import { parseArgs } from "node:util";
 import { createWorkspace, writeTools } from "./lib/fixtures.mjs";
 import { formatTable } from "./lib/table.mjs";
 import { assertBuilt, NODE } from "./lib/yiem.mjs";
-import { runOnce } from "./lib/measure.mjs";
+import { keepStartupEnv, runOnce, stripStartupEnv } from "./lib/measure.mjs";
 import { benchStartup } from "./startup.mjs";
 import { benchLoop } from "./loop.mjs";
 import { benchManyTools } from "./many-tools.mjs";
@@ -24,7 +28,7 @@ import { benchMcpServe } from "./mcp-serve.mjs";
 
 const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents, mcp: benchMcp, "mcp-serve": benchMcpServe };
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, only: { type: "string" } } });
+const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, only: { type: "string" }, "keep-startup-env": { type: "boolean", default: false } } });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) {
   process.stderr.write("--runs takes a positive integer\n");
@@ -38,6 +42,8 @@ if (unknown.length) {
 }
 
 assertBuilt();
+const startupVariables = stripStartupEnv();
+if (values["keep-startup-env"]) keepStartupEnv();
 const ws = createWorkspace();
 const rows = [];
 let failed = false;
@@ -65,7 +71,10 @@ try {
 const version = (await runOnce([NODE, "-p", "process.version"])).stdout.trim();
 const cpus = os.cpus();
 process.stdout.write(`${formatTable(rows)}\n\n`);
-process.stdout.write(`median of ${runs} runs each · node ${version} · ${cpus.length} × ${cpus[0]?.model ?? "cpu"} · load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+for (const row of rows.filter((r) => r.note)) process.stdout.write(`${row.name}: ${row.note}\n`);
+const envNote = startupVariables.length === 0 ? "no start-up variables were set"
+  : `${startupVariables.join(", ")} ${values["keep-startup-env"] ? "kept (--keep-startup-env)" : "removed from every child"}`;
+process.stdout.write(`median of ${runs} runs each · node ${version} · ${cpus.length} × ${cpus[0]?.model ?? "cpu"} · load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} · ${envNote}\n`);
 const missed = rows.filter((r) => r.pass === false).length;
 process.stdout.write(missed === 0 ? "all budgets met\n" : `${missed} budget${missed === 1 ? "" : "s"} missed\n`);
 process.exitCode = failed ? 2 : missed > 0 ? 1 : 0;

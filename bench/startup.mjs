@@ -1,30 +1,59 @@
 /**
- * Start-up benchmarks: `yiem --version`, and `yiem tools list` with the repository's example tools
- * (cwd = repository root, so its agent.config.yaml and tools/ are used) on a warm cache, each as a
- * ratio of its median wall time to that of `node -e 0` measured in the same alternating runs.
+ * Start-up benchmarks: each command's median wall time as a ratio to that of `node -e 0`, measured
+ * in the same alternating runs, both arms without the variables that change Node's own start-up
+ * (`cleanEnv` in lib/measure.mjs; `--keep-startup-env` measures with them, for comparison):
+ * - `yiem --version`;
+ * - `yiem tools list` and `yiem config` in the repository root (its agent.config.yaml and the
+ *   example tools in tools/), after warm-up runs, so the module and spec caches are warm;
+ * - a one-turn `yiem run` against a local scripted Chat Completions server (bench/lib/chat-server.mjs,
+ *   in this process) that answers with text at once, the spec loading one tool;
+ * - the README's offline replay run (`yiem run --model replay:configs/demo.replay.jsonl …` in the
+ *   repository root: two turns, the getTime and listTools tools).
+ * A row over its budget gets a note naming where the command's time goes, from CPU profiles
+ * (lib/profile.mjs).
  */
 import { alternate, median, runOnce } from "./lib/measure.mjs";
+import { startChatServer } from "./lib/chat-server.mjs";
+import { writeSpec } from "./lib/fixtures.mjs";
+import { formatProfile, profileCommand } from "./lib/profile.mjs";
 import { NODE, REPO, yiem, yiemEnv } from "./lib/yiem.mjs";
 import { ratioRow } from "./lib/table.mjs";
+
+/** The budgets of issue 26, as ratios to `node -e 0`. */
+export const STARTUP_BUDGETS = { version: 1.1, toolsList: 2, config: 2, oneTurn: 3.5, replay: 5 };
 
 export async function benchStartup(ctx) {
   const env = yiemEnv(ctx.cacheDir);
   const bare = async () => (await runOnce([NODE, "-e", "0"], { cwd: REPO })).ms;
-
-  const version = await alternate(bare, async () => {
-    const r = await runOnce(yiem("--version"), { cwd: REPO, env });
-    if (!/^\d+\.\d+\.\d+/.test(r.stdout)) throw new Error(`--version printed ${JSON.stringify(r.stdout)}`);
-    return r.ms;
-  }, { runs: ctx.runs, warmup: 2 });
-
-  const list = await alternate(bare, async () => {
-    const r = await runOnce(yiem("tools", "list"), { cwd: REPO, env });
-    if (!/\bgetTime\b/.test(r.stdout) || !/\bgetWeather\b/.test(r.stdout)) throw new Error(`tools list printed:\n${r.stdout}${r.stderr}`);
-    return r.ms;
-  }, { runs: ctx.runs, warmup: 2 });
-
-  return [
-    ratioRow("yiem --version vs node -e 0", median(version.baseline), median(version.measured), 1.6),
-    ratioRow("yiem tools list (example tools, warm) vs node -e 0", median(list.baseline), median(list.measured), 2.5),
+  const server = await startChatServer(() => ({ content: "hello from the bench server" }));
+  const spec = writeSpec(ctx.ws, "one-turn.yaml", { baseURL: server.url, toolDir: ctx.dirs.noop });
+  /** name, budget, argv, run options, and a check of the output. */
+  const cases = [
+    ["yiem --version vs node -e 0", STARTUP_BUDGETS.version, yiem("--version"), { cwd: REPO, env }, (r) => /^\d+\.\d+\.\d+\n$/.test(r.stdout)],
+    ["yiem tools list (repo tools, warm) vs node -e 0", STARTUP_BUDGETS.toolsList, yiem("tools", "list"), { cwd: REPO, env },
+      (r) => /\bgetTime\b/.test(r.stdout) && /\bgetWeather\b/.test(r.stdout)],
+    ["yiem config (repo spec, warm) vs node -e 0", STARTUP_BUDGETS.config, yiem("config"), { cwd: REPO, env }, (r) => /^name: weather-assistant$/m.test(r.stdout)],
+    ["yiem run, one turn against a local server vs node -e 0", STARTUP_BUDGETS.oneTurn, yiem("run", "-c", spec, "hi"), { cwd: ctx.ws.root, env },
+      (r) => r.stdout === "hello from the bench server\n"],
+    ["yiem run, the README's replay run vs node -e 0", STARTUP_BUDGETS.replay,
+      yiem("run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"), { cwd: REPO, env },
+      (r) => /According to the getTime tool, it is now: /.test(r.stdout)],
   ];
+  const rows = [];
+  try {
+    for (const [name, budget, argv, options, check] of cases) {
+      const sample = async () => {
+        const r = await runOnce(argv, options);
+        if (!check(r)) throw new Error(`${argv.slice(2).join(" ")} printed:\n${r.stdout}${r.stderr.slice(-2000)}`);
+        return r.ms;
+      };
+      const times = await alternate(bare, sample, { runs: ctx.runs, warmup: 2 });
+      const row = ratioRow(name, median(times.baseline), median(times.measured), budget);
+      if (!row.pass) row.note = formatProfile(await profileCommand(argv, options));
+      rows.push(row);
+    }
+  } finally {
+    await server.close();
+  }
+  return rows;
 }

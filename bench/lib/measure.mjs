@@ -5,7 +5,9 @@
  * - the baseline and the measured command alternate run by run, so load on the machine hits both;
  * - a failed run (non-zero exit, unless allowed) stops the benchmark with its stderr tail;
  * - max RSS comes from GNU time (`/usr/bin/time -f %M`) when present, else (for a node command)
- *   from `process.resourceUsage().maxRSS` reported at exit by the report-rss.mjs preload.
+ *   from `process.resourceUsage().maxRSS` reported at exit by the report-rss.mjs preload;
+ * - every child starts from `cleanEnv()`: the caller's environment without the variables that
+ *   change Node's own start-up (see `NODE_STARTUP_VARIABLES`), in both arms of every comparison.
  */
 import { spawn } from "node:child_process";
 import { existsSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
@@ -16,6 +18,52 @@ export const GNU_TIME = "/usr/bin/time";
 export const hasGnuTime = existsSync(GNU_TIME) && !process.env.YIEM_BENCH_NO_GNU_TIME;
 const REPORT_RSS = new URL("./report-rss.mjs", import.meta.url).href;
 
+/**
+ * Variables that change what every Node process does before running any code: `NODE_*` (e.g.
+ * `NODE_EXTRA_CA_CERTS` makes Node 20 read and parse a CA bundle first, ~30 ms; `NODE_OPTIONS`
+ * can add flags and preloads; `NODE_COMPILE_CACHE`, `NODE_V8_COVERAGE`, `NODE_PATH`), OpenSSL's
+ * configuration and the libuv thread pool size. A user's machine usually sets none of them, and
+ * they add the same fixed cost to both arms, which hides the cost of yiem in every ratio.
+ */
+export const NODE_STARTUP_VARIABLES = [/^NODE_/, /^OPENSSL_CONF$/, /^OPENSSL_MODULES$/, /^SSL_CERT_(FILE|DIR)$/, /^UV_THREADPOOL_SIZE$/];
+
+/** The variables of `env` (default: this process's) that `cleanEnv` removes, by name. */
+export function startupVariablesIn(env = process.env) {
+  return Object.keys(env).filter((key) => NODE_STARTUP_VARIABLES.some((pattern) => pattern.test(key))).sort();
+}
+
+let keepStartupVariables = false;
+
+/** Keep the start-up variables in every child from now on (`--keep-startup-env`, for comparison). */
+export function keepStartupEnv() {
+  keepStartupVariables = true;
+}
+
+/** The environment children start from: this process's, without the start-up variables (unless kept). */
+export function cleanEnv() {
+  const env = { ...process.env, ...keptVariables };
+  if (keepStartupVariables) return env;
+  for (const key of startupVariablesIn(env)) delete env[key];
+  return env;
+}
+
+/**
+ * The start-up variables of the caller's environment, taken out of this process's own
+ * environment by `stripStartupEnv` so that children yiem itself spawns (MCP servers, command
+ * tools) start clean too; `--keep-startup-env` puts them back into every child.
+ */
+let keptVariables = {};
+
+/** Removes the start-up variables from this process's environment; returns their names. */
+export function stripStartupEnv() {
+  const names = startupVariablesIn();
+  for (const key of names) {
+    keptVariables[key] = process.env[key];
+    delete process.env[key];
+  }
+  return names;
+}
+
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -23,7 +71,8 @@ export function median(values) {
 }
 
 /**
- * Runs `argv` once. Options: cwd, env (merged into process.env), stderrFile (stderr goes there
+ * Runs `argv` once. Options: cwd, env (merged into `cleanEnv()`; a variable set to undefined is
+ * removed), stderrFile (stderr goes there
  * instead of being captured), stdin ("ignore" by default), memory (wrap in /usr/bin/time to read
  * the max RSS), okCodes (default [0]).
  * Returns { ms, code, stdout, stderr, maxRssKb }.
@@ -31,7 +80,7 @@ export function median(values) {
 export function runOnce(argv, options = {}) {
   const rssFile = options.memory ? join(tmpdir(), `yiem-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`) : null;
   let command = argv;
-  let env = { ...process.env, ...options.env };
+  let env = { ...cleanEnv(), ...options.env };
   if (rssFile && hasGnuTime) command = [GNU_TIME, "-f", "%M", "-o", rssFile, ...argv];
   else if (rssFile && argv[0] === process.execPath) {
     command = [argv[0], "--import", REPORT_RSS, ...argv.slice(1)];

@@ -1,5 +1,6 @@
 /**
- * How the benchmarks call yiem: `node bin/yiem.js …` of this checkout (dist/ must be built), in a
+ * How the benchmarks call yiem: `node bin/yiem.js …` of this checkout (dist/ must be built: the
+ * CLI runs from dist/bundle/), in a
  * clean environment (no model, base URL or key from the caller's shell, since those would
  * override the specs), with the transpile cache in the benchmark's own folder.
  */
@@ -11,7 +12,7 @@ export const BIN = fileURLToPath(new URL("../../bin/yiem.js", import.meta.url));
 export const NODE = process.execPath;
 
 export function assertBuilt() {
-  if (!existsSync(fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url)))) {
+  if (!existsSync(fileURLToPath(new URL("../../dist/bundle/cli.js", import.meta.url)))) {
     throw new Error("dist/ is missing: run `npm run build` first");
   }
 }

@@ -24,7 +24,6 @@ import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
 import { findSchemaProblems } from "./schema-check.js";
 import type { Tool, ToolLoadProblem } from "./types.js";
-import { importModule } from "./modules/index.js";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 const COMMAND_SUFFIXES = [".tool.yaml", ".tool.yml", ".tool.json"];
@@ -119,6 +118,7 @@ export async function loadToolFile(file: string): Promise<Tool> {
     return loadCommandTool(file);
   }
   refuseNonRegularFile(file);
+  const { importModule } = await moduleLoader();
   const mod = await importModule(file);
   let tool: unknown;
   if (typeof mod.getTool === "function") tool = await (mod.getTool as () => unknown)();
@@ -130,9 +130,21 @@ export async function loadToolFile(file: string): Promise<Tool> {
   return tool as Tool;
 }
 
+let loaderModule: Promise<typeof import("./modules/index.js")> | undefined;
+
+/**
+ * The tool module loader, imported on first use (a chunk of its own in the bundle, so `--help`
+ * never loads it), once: 500 tools ask for it 500 times.
+ */
+function moduleLoader(): Promise<typeof import("./modules/index.js")> {
+  loaderModule ??= import("./modules/index.js");
+  return loaderModule;
+}
+
 /** Imports a TS/JS module file through the tool loader (same cache, `yiem` is this package). */
 export async function importModuleFile(path: string): Promise<Record<string, unknown>> {
   refuseNonRegularFile(path);
+  const { importModule } = await moduleLoader();
   return importModule(path);
 }
 

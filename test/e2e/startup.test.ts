@@ -2,8 +2,10 @@
  * Start-up rule (docs/performance.md): `yiem --version` and `yiem --help` (and a command's
  * `--help`) load only what argument parsing needs — never openai, execa, ajv, ajv-formats or sucrase (the tool transformer).
  * The real binary runs with a preload that records every module the process loads: ES modules
- * through a resolve hook (module.register), CommonJS through Module._load. No timings here:
- * those are benchmarks (`npm run bench`).
+ * through a resolve hook (module.register), CommonJS through Module._load. The CLI runs from the
+ * bundle (dist/bundle/, scripts/bundle.mjs), where those packages live in chunks of their own:
+ * dist/bundle/manifest.json names the packages and sources in each file, so a loaded chunk counts
+ * as loading every package bundled into it. No timings here: those are benchmarks (`npm run bench`).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +40,36 @@ Module._load = function (request, parent, isMain) {
 };
 `;
 
+interface Manifest {
+  files: Record<string, { packages: string[]; sources: string[]; staticImports: string[] }>;
+}
+const manifest = JSON.parse(readFileSync(join(repoRoot, "dist", "bundle", "manifest.json"), "utf8")) as Manifest;
+
+/** The bundle's files among `modules` (paths relative to dist/bundle/), each checked to be in the manifest. */
+function bundleFiles(modules: string[]): string[] {
+  const files = new Set<string>();
+  for (const m of modules) {
+    const match = /[\\/]dist[\\/]bundle[\\/](.+)$/.exec(m.replace(/^file:\/\//, ""));
+    if (!match) continue;
+    const file = match[1].replaceAll("\\", "/");
+    if (!(file in manifest.files)) throw new Error(`${file} is not in dist/bundle/manifest.json: rebuild`);
+    files.add(file);
+  }
+  return [...files];
+}
+
+/** `file` and every file it imports statically, transitively: what loading it loads. */
+function staticClosure(file: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (f: string) => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    for (const next of manifest.files[f].staticImports) visit(next);
+  };
+  visit(file);
+  return seen;
+}
+
 let dir: string;
 let preload: string;
 
@@ -68,18 +100,22 @@ function traced(args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, modules };
 }
 
-/** The heavy packages among `modules` (by their node_modules folder). */
+/** The heavy packages among `modules`: by their node_modules folder, or bundled into a loaded chunk. */
 function heavyPackages(modules: string[]): string[] {
   const found = new Set<string>();
   for (const m of modules) {
     const match = /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(m);
     if (match && HEAVY.includes(match[1])) found.add(match[1]);
   }
+  for (const file of bundleFiles(modules)) for (const pkg of manifest.files[file].packages) if (HEAVY.includes(pkg)) found.add(pkg);
   return [...found].sort();
 }
 
+/** The packages among `modules`: by their node_modules folder, or bundled into a loaded chunk. */
 function packagesOf(modules: string[]): string[] {
-  return [...new Set(modules.map((m) => /node_modules[\\/]([^\\/]+)[\\/]/.exec(m)?.[1]).filter((p): p is string => !!p))];
+  const found = new Set(modules.map((m) => /node_modules[\\/]([^\\/]+)[\\/]/.exec(m)?.[1]).filter((p): p is string => !!p));
+  for (const file of bundleFiles(modules)) for (const pkg of manifest.files[file].packages) found.add(pkg);
+  return [...found];
 }
 
 describe("start-up loads only what argument parsing needs", () => {
@@ -112,11 +148,36 @@ describe("start-up loads only what argument parsing needs", () => {
     },
   );
 
+  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "list", "--help"] }])("$args loads no chunk split off for later: only cli.js and what it imports statically", ({ args }) => {
+    const run = traced(args);
+    expect(run.code).toBe(0);
+    const loaded = bundleFiles(run.modules);
+    expect(loaded).toContain("cli.js");
+    const eager = staticClosure("cli.js");
+    expect(loaded.filter((file) => !eager.has(file))).toEqual([]);
+    // The start-up graph holds none of the parts split off: the tool module loader, the MCP client, heavy packages.
+    const inStartup = [...eager].flatMap((file) => [...manifest.files[file].sources, ...manifest.files[file].packages]);
+    expect(inStartup.filter((s) => /^src\/(mcp|tools\/modules)\//.test(s) || HEAVY.includes(s))).toEqual([]);
+  });
+
   it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["run", "--dry-run", "hello"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
     const run = traced(args);
     expect(run.code, run.stderr).toBe(0);
     expect(run.modules.some((m) => m.includes("@modelcontextprotocol"))).toBe(false);
     expect(run.modules.some((m) => /[\\/]dist[\\/]mcp[\\/]/.test(m))).toBe(false);
+    const loaded = bundleFiles(run.modules);
+    expect(loaded.length).toBeGreaterThan(1);
+    expect(loaded.filter((file) => manifest.files[file].packages.some((p) => p.startsWith("@modelcontextprotocol/")))).toEqual([]);
+    expect(loaded.filter((file) => manifest.files[file].sources.some((s) => s.startsWith("src/mcp/")))).toEqual([]);
+  });
+
+  it("the tracer sees a chunk split off for later when a command uses it (the replay run validates tool arguments with ajv)", () => {
+    const run = traced(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(heavyPackages(run.modules)).toContain("ajv");
+    expect(heavyPackages(run.modules)).not.toContain("openai");
+    const eager = staticClosure("cli.js");
+    expect(bundleFiles(run.modules).filter((file) => !eager.has(file)).length).toBeGreaterThan(0);
   });
 
   it("the tracer sees heavy packages when they are loaded (ESM import and CommonJS require)", () => {

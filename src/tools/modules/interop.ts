@@ -7,7 +7,7 @@
  * - `yiem` is this package's library entry (see `loadLibrary`).
  */
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import { requireCjs } from "../../require-cjs.js";
@@ -47,19 +47,34 @@ export function asNamespace(value: unknown): Record<string, unknown> {
 }
 
 /**
- * The library entry tool files import as `yiem`: `index.js` (built) else `index.ts` (source), two
- * folders up from src|dist/tools/modules.
+ * The library entry tool files import as `yiem`, and the tool kit module it re-exports:
+ * - built with the bundle (`npm run build`): `dist/bundle/index.js` and `dist/bundle/tool-kit.js`,
+ *   the very modules the CLI bundle and the package entry (`dist/index.js`, which re-exports the
+ *   bundle's) use, so there is one instance of every module (scripts/bundle.mjs);
+ * - built by tsc alone: `dist/index.js` and `dist/tools/define.js`;
+ * - from source (tests without a build): `src/index.ts`.
+ * This module is in dist/bundle/chunks/ (bundled), or in src|dist/tools/modules/.
  */
-export function libraryEntry(): string {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export function libraryFiles(): { entry: string; toolKit: string } {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // dist/bundle/chunks/ or dist/bundle/ (bundled); src|dist/tools/modules/ (unbundled): root is src|dist.
+  const root = basename(here) === "bundle" ? dirname(here) : resolve(here, "..", "..");
+  const bundle = join(root, "bundle");
+  if (existsSync(join(bundle, "index.js"))) return { entry: join(bundle, "index.js"), toolKit: join(bundle, "tool-kit.js") };
   const built = join(root, "index.js");
-  return existsSync(built) ? built : join(root, "index.ts");
+  if (existsSync(built)) return { entry: built, toolKit: join(root, "tools", "define.js") };
+  return { entry: join(root, "index.ts"), toolKit: join(root, "tools", "define.ts") };
+}
+
+/** The file `yiem` resolves to in a tool file (see `libraryFiles`). */
+export function libraryEntry(): string {
+  return libraryFiles().entry;
 }
 
 /**
- * What a tool needs of the library to be defined, from `tools/define.js` beside the library entry
- * (the very module the entry re-exports): served without loading the rest of the library (the
- * loop and the providers, ~20 modules), since `yiem tools list` needs no more.
+ * What a tool needs of the library to be defined, from the tool kit module (`libraryFiles`; the
+ * very module the entry re-exports): served without loading the rest of the library (the loop
+ * and the providers, ~20 modules), since `yiem tools list` needs no more.
  */
 export const TOOL_KIT_EXPORTS = ["defineTool", "textContent", "toolResult", "checkToolShape", "TOOL_NAME_PATTERN"];
 
@@ -74,9 +89,9 @@ let libraryLoading: Promise<void> | undefined;
  */
 export function loadLibrary(): Promise<void> {
   if (library) return Promise.resolve();
-  const entry = libraryEntry();
+  const { entry, toolKit } = libraryFiles();
   if (entry.endsWith(".js")) {
-    library = lazyLibrary(entry);
+    library = lazyLibrary(entry, toolKit);
     return Promise.resolve();
   }
   libraryLoading ??= import(pathToFileURL(entry).href).then((namespace: Record<string, unknown>) => {
@@ -88,11 +103,11 @@ export function loadLibrary(): Promise<void> {
   return libraryLoading;
 }
 
-function lazyLibrary(entry: string): { namespace: Record<string, unknown>; required: unknown } {
+function lazyLibrary(entry: string, toolKitFile: string): { namespace: Record<string, unknown>; required: unknown } {
   let full: Record<string, unknown> | undefined;
   let kit: Record<string, unknown> | undefined;
   const load = () => (full ??= requireCjs(entry) as Record<string, unknown>);
-  const toolKit = () => (kit ??= requireCjs(join(dirname(entry), "tools", "define.js")) as Record<string, unknown>);
+  const toolKit = () => (kit ??= requireCjs(toolKitFile) as Record<string, unknown>);
   const isKit = (key: string | symbol): key is string => typeof key === "string" && TOOL_KIT_EXPORTS.includes(key);
   const has = (key: string | symbol) => key === "__esModule" || isKit(key) || key in load();
   const get = (key: string | symbol): unknown => {

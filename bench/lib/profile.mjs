@@ -1,0 +1,88 @@
+/**
+ * Where a command's start-up time goes, from V8 CPU profiles (`node --cpu-prof`), for a benchmark
+ * row whose budget is missed. Rules:
+ * - the command runs `runs` times with `--cpu-prof` in a fresh folder; each profile's samples are
+ *   summed by the self time of their function, then put in a bucket by the function's file:
+ *   Node's module loader (`node:internal/modules/…`, resolving, reading and compiling modules),
+ *   compiling Node's own built-in modules on first use, undici (behind `fetch`), other Node
+ *   internals by module (streams, fs, …), a package (`node_modules/<name>`), yiem's own code (its dist/ or src/
+ *   file), or V8's own `(garbage collector)` / `(program)` (work outside JavaScript functions,
+ *   e.g. parsing and compiling);
+ * - each bucket's figure is the median over the runs, in milliseconds; `(idle)` (waiting, e.g. for
+ *   a child or a socket) is left out;
+ * - the profile starts after Node's own bootstrap, which `node -e 0` (the baseline) also pays.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { median, runOnce } from "./measure.mjs";
+
+/** The bucket a profile node's call frame belongs to. */
+export function bucketOf(url, functionName) {
+  if (!url) {
+    if (functionName === "(garbage collector)") return "V8: garbage collection";
+    if (functionName === "(program)") return "V8: outside JS (parse, compile, native)";
+    if (functionName === "(idle)") return null;
+    return "V8/native";
+  }
+  if (/^node:internal\/modules\//.test(url)) return "Node: module loading (resolve, read, compile)";
+  if (url.startsWith("node:internal/deps/undici")) return "Node: undici (fetch)";
+  if (url === "node:internal/bootstrap/realm") return "Node: compiling its own built-in modules";
+  if (url.startsWith("node:")) return `Node: ${url.replace(/^node:(internal\/)?/, "").split("/")[0]}`;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (pkg) return `package ${pkg[1]}`;
+  const own = /\/(dist|src)\/(.+?)(?:\?.*)?$/.exec(url);
+  // Bundled files by name (a handful), tsc's output by folder (dozens of small files).
+  if (own) return `yiem ${own[1]}/${own[2].startsWith("bundle/") ? own[2] : own[2].replace(/\/[^/]+$/, "/")}`;
+  // Anything else by its last two path segments (a tool file, e.g. tools/getTime.ts).
+  return `file ${url.replace(/^file:\/\//, "").split("/").slice(-2).join("/")}`;
+}
+
+/** Self time (ms) per bucket of one `.cpuprofile`, and the profile's total (ms, idle excluded). */
+export function summarizeProfile(profile) {
+  const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i];
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  const buckets = new Map();
+  let total = 0;
+  for (const [id, us] of selfUs) {
+    const frame = nodeById.get(id)?.callFrame ?? {};
+    const bucket = bucketOf(frame.url, frame.functionName);
+    if (bucket === null) continue;
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + us / 1000);
+    total += us / 1000;
+  }
+  return { total, buckets };
+}
+
+/**
+ * Profiles `argv` (a node command: [node, script, ...args]) `runs` times; returns the median total
+ * and the buckets sorted by their median, largest first: [{ bucket, ms }].
+ */
+export async function profileCommand(argv, options = {}, runs = 5) {
+  const dir = mkdtempSync(join(tmpdir(), "yiem-bench-prof-"));
+  try {
+    const summaries = [];
+    for (let i = 0; i < runs; i++) {
+      const runDir = join(dir, String(i));
+      await runOnce([argv[0], "--cpu-prof", "--cpu-prof-dir", runDir, ...argv.slice(1)], options);
+      for (const file of readdirSync(runDir)) summaries.push(summarizeProfile(JSON.parse(readFileSync(join(runDir, file), "utf8"))));
+    }
+    const names = new Set(summaries.flatMap((s) => [...s.buckets.keys()]));
+    const buckets = [...names]
+      .map((bucket) => ({ bucket, ms: median(summaries.map((s) => s.buckets.get(bucket) ?? 0)) }))
+      .sort((a, b) => b.ms - a.ms);
+    return { total: median(summaries.map((s) => s.total)), buckets };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One line: the profile's total and its largest buckets, e.g. "profile 41 ms: Node: module loading 12 ms, …". */
+export function formatProfile({ total, buckets }, top = 6) {
+  const parts = buckets.slice(0, top).map((b) => `${b.bucket} ${b.ms.toFixed(1)} ms`);
+  return `CPU profile (median of runs, self time) ${total.toFixed(0)} ms: ${parts.join(", ")}`;
+}
