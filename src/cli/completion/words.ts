@@ -44,6 +44,7 @@ const SPEC_KEYS: FlagInfo[] = [
   { name: "temperature", value: "free" },
   { name: "max-tokens", value: "free" },
   { name: "budget", value: "free" },
+  { name: "budget-usd", value: "free" },
   { name: "max-retries", value: "free" },
   { name: "api-key-env", value: "free" },
   { name: "set", value: "free" },
@@ -69,6 +70,8 @@ export const COMMAND_TREE: Record<string, CommandInfo> = {
     { name: "allow-tools", value: "tools" },
     { name: "deny-tools", value: "tools" },
     { name: "output", value: OUTPUT },
+    { name: "output-schema", value: "file" },
+    { name: "attach", short: "a", value: "file" },
     { name: "events", value: EVENTS },
     { name: "input-format", value: ["text", "ndjson"] },
     { name: "record", value: "file" },
@@ -105,7 +108,23 @@ export const COMMAND_TREE: Record<string, CommandInfo> = {
       check: command(COMMON),
     },
   }),
-  mcp: command(COMMON, { subcommands: { list: command([...COMMON, JSON_FLAG]) } }),
+  mcp: command(COMMON, {
+    subcommands: {
+      list: command([...COMMON, JSON_FLAG]),
+      serve: command([
+        ...COMMON,
+        { name: "http", value: "free" },
+        { name: "token-env", value: "free" },
+        { name: "allow-origin", value: "free" },
+        { name: "agent", value: "free" },
+        { name: "allow-tools", value: "tools" },
+        { name: "deny-tools", value: "tools" },
+        { name: "tool-timeout", value: "free" },
+        { name: "events", value: ["ndjson", "none"] },
+        { name: "strict", negatable: true },
+      ]),
+    },
+  }),
   sessions: command([], {
     subcommands: {
       list: command([JSON_FLAG]),
