@@ -49,7 +49,8 @@ const requireFromRoot = createRequire(`${root}package.json`);
  * module loader and the tool generator (`tools new`, writeTool). The command modules are part of
  * the start-up graph: small next to what a start-up reads anyway, and one file instead of ~10.
  */
-const LAZY_MODULES = [/^mcp\//, /^tools\/modules\//, /^tools\/(generator|command-scaffold)\./];
+// mcp/required-error.ts is the exception: the error class the CLI tells apart without the client.
+const LAZY_MODULES = [/^mcp\/(?!required-error\.)/, /^tools\/modules\//, /^tools\/(generator|command-scaffold)\./];
 
 /** `import("…")` with a literal specifier, outside type positions (`typeof import(…)`). */
 // Not a type (`typeof import("x")`, `import("x").Name`: esbuild drops those); `.then`/`.catch`/`.finally` are runtime.

@@ -9,16 +9,10 @@
  * - `limits.maxCostUsd` (> 0) is spent once the run's cost is above it, exactly as the token
  *   budget: checked after each model response, a final answer is still delivered.
  */
-import type { AgentEvent, EventSink } from "./types.js";
-import type { Usage } from "../tools/types.js";
+import type { AgentEvent, EventSink, Pricing } from "./types.js";
 
-/** USD per million tokens, as the user states them. */
-export interface Pricing {
-  inputPerMTok: number;
-  outputPerMTok: number;
-  /** Prompt tokens the server served from its cache; default `inputPerMTok`. */
-  cachedInputPerMTok?: number;
-}
+export type { Pricing } from "./types.js";
+import type { Usage } from "../tools/types.js";
 
 /** The cost of `usage` in USD (see module rules). */
 export function costOf(usage: Usage, pricing: Pricing): number {

@@ -26,18 +26,9 @@ import { textContent } from "../tools/define.js";
 import { validateAgainstSchema } from "../tools/validate.js";
 import { messageOf } from "../error-text.js";
 import type { FinishedCall } from "./execute.js";
+import type { OutputContract } from "./types.js";
 
-export type OutputMode = "tool" | "native";
-
-/** What the run's final answer must be. */
-export interface OutputContract {
-  /** A JSON Schema (draft-07, as tool schemas); checked when the spec loads. */
-  schema: JsonSchema;
-  /** Default `tool`. */
-  mode?: OutputMode;
-  /** Invalid answers sent back to the model before the run ends `outputInvalid` (default 2). */
-  retries?: number;
-}
+export type { OutputContract, OutputMode } from "./types.js";
 
 export const FINAL_ANSWER_TOOL = "finalAnswer";
 export const DEFAULT_OUTPUT_RETRIES = 2;

@@ -5,10 +5,8 @@
  */
 import type { HttpExchange } from "../provider/http-trace.js";
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
-import type { ContentPart, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
+import type { ContentPart, JsonSchema, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { Pricing } from "./cost.js";
-import type { OutputContract } from "./structured-output.js";
 import type { RunScope } from "./run-scope.js";
 
 export type ToolExecutionMode = "sequential" | "parallel";
@@ -172,10 +170,6 @@ export interface RunFraming {
    * outside the loop (MCP servers: ready, errors, tool list changes) join the run's sequence.
    */
   onStart?: (emit: (body: AgentEventBody) => void) => void;
-  /** USD per million tokens: every usage object in events and the result gets `costUsd` (./cost.ts). */
-  pricing?: Pricing;
-  /** The final answer as a JSON value valid against a schema (./structured-output.ts). */
-  output?: OutputContract;
 }
 
 /** An MCP server as agentStart lists it. */
@@ -361,3 +355,24 @@ export interface RunFrame {
   readonly outcome: RunOutcome | null;
 }
 
+
+/** USD per million tokens, as the user states them (./cost.ts prices with it). */
+export interface Pricing {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Prompt tokens the server served from its cache; default `inputPerMTok`. */
+  cachedInputPerMTok?: number;
+}
+
+/** How a schema is enforced (./structured-output.ts): a final-answer tool, or the server's response_format. */
+export type OutputMode = "tool" | "native";
+
+/** The final answer as a JSON value valid against `schema` (./structured-output.ts). */
+export interface OutputContract {
+  /** A JSON Schema (draft-07, as tool schemas); checked when the spec loads. */
+  schema: JsonSchema;
+  /** Default `tool`. */
+  mode?: OutputMode;
+  /** Invalid answers sent back to the model before the run ends `outputInvalid` (default 2). */
+  retries?: number;
+}

@@ -5,13 +5,13 @@
  *   response headers and to the end of its body, the retry number (0: the first attempt) and the
  *   request and response bodies as text, each cut to DEBUG_BODY_MAX_CHARS (docs/events.md);
  * - no header is recorded (the Authorization header carries the key); the bodies and the URL are
- *   redacted where the exchange becomes an event (the run's redactor, ../loop/redact.ts, whose
+ *   redacted where the exchange becomes an event (the run's redactor, ../redact.ts, whose
  *   cut never splits a secret);
  * - the response body is observed as the client reads it, never read on its own: the exchange is
  *   reported when the body ends, fails or is cancelled, once;
  * - a `fetch` that throws is reported with `error`, then the throw goes on.
  */
-import { cutText } from "../loop/redact.js";
+import { cutText } from "../redact.js";
 
 /** Each body in a debug event is cut to this many characters. */
 export const DEBUG_BODY_MAX_CHARS = 4_000;
