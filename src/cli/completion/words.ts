@@ -1,7 +1,7 @@
 /**
  * What shell completion knows of yiem's command line: the commands, and for each the flags with
  * what their value is. Rules:
- * - it mirrors the yargs definitions in ../main.ts (test/cli-completion.test.ts compares it with
+ * - it mirrors the yargs definitions in ../main.ts (test/cli/completion.test.ts compares it with
  *   every command's `--help`, so a flag added there and not here fails a test);
  * - a flag's value kind says how its value completes: a file name, a folder name, `TEXT|@FILE`
  *   (a file name after `@`), tool names (comma-separated), fixed choices, or nothing;

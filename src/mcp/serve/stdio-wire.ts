@@ -6,7 +6,7 @@
  *   the SDK server connects;
  * - a 2025-era `initialize` (no 2026-07-28 envelope claim) is answered at once from
  *   `initializeAnswer`, which negotiates exactly as the SDK's server does (the same supported
- *   versions, capabilities and serverInfo; test/mcp-serve-wire.test.ts compares the two). The SDK
+ *   versions, capabilities and serverInfo; test/mcp/serve-wire.test.ts compares the two). The SDK
  *   still receives that initialize, so its state is the same; its own answer to it is dropped;
  * - only this wire writes stdout, through `ownWrite` (../../channels/guard.ts): anything else
  *   written there (a tool's console.log) is captured by the guard and never reaches the client;

@@ -4,14 +4,14 @@
  * ids, and its own event stream (one runId, gap-free seq, agentStart first, one agentEnd last).
  */
 import { describe, expect, it } from "vitest";
-import { runAgent } from "../src/loop/run-agent.js";
-import type { AgentEvent } from "../src/loop/types.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { createBuiltinTools } from "../src/tools/builtins/index.js";
-import type { ListedTool } from "../src/tools/builtins/listTools.js";
-import { createToolPolicy } from "../src/tools/policy.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import type { Tool } from "../src/tools/types.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import type { AgentEvent } from "../../src/loop/types.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { createBuiltinTools } from "../../src/tools/builtins/index.js";
+import type { ListedTool } from "../../src/tools/builtins/listTools.js";
+import { createToolPolicy } from "../../src/tools/policy.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import type { Tool } from "../../src/tools/types.js";
 
 const RUNS = 50;
 const NAMES = Array.from({ length: 10 }, (_, i) => `t${i}`);

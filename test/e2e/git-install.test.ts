@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { repoRoot } from "./helpers/cli.js";
+import { repoRoot } from "../support/cli.js";
 
 const run = promisify(execFile);
 let root: string | undefined;

@@ -6,10 +6,10 @@
  * something, the same run without it is shown to be refused (or to go wrong) first.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatReply, type ChatScript, type ChatServer, type ServerProfile, type TurnSpec } from "./helpers/chat-server.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
-import { runCli } from "./helpers/cli.js";
-import { profiles } from "./helpers/server-profiles.js";
+import { reply, startChatServer, type ChatReply, type ChatScript, type ChatServer, type ServerProfile, type TurnSpec } from "../support/chat-server.js";
+import { compatProject, type CompatProject } from "../support/compat-cli.js";
+import { runCli } from "../support/cli.js";
+import { profiles } from "../support/server-profiles.js";
 
 interface ModelTraits {
   /** Tool calls written in the text as <tool_call> tags (a server without a tool-call parser). */

@@ -10,9 +10,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, baseEnv, runCli, yiemBin, type CliResult } from "./helpers/cli.js";
-import { profiles } from "./helpers/server-profiles.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, runCli, yiemBin, type CliResult } from "../support/cli.js";
+import { profiles } from "../support/server-profiles.js";
 
 const SCHEMA = {
   type: "object",

@@ -7,8 +7,8 @@
 import { PassThrough } from "node:stream";
 import { InMemoryTransport, Server, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
-import { serverIdentity } from "../src/mcp/serve/server.js";
-import { initializeAnswer, LEGACY_PROTOCOL_VERSIONS, StdioWire, type WireMessage } from "../src/mcp/serve/stdio-wire.js";
+import { serverIdentity } from "../../src/mcp/serve/server.js";
+import { initializeAnswer, LEGACY_PROTOCOL_VERSIONS, StdioWire, type WireMessage } from "../../src/mcp/serve/stdio-wire.js";
 
 const identity = serverIdentity("9.9.9");
 

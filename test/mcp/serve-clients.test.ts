@@ -14,8 +14,8 @@ import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/clien
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { yiemBin } from "./helpers/cli.js";
-import { inspector, serveEnv, serveProject, serveRuns, spawnServe, until, yiemServe } from "./helpers/mcp-serve.js";
+import { yiemBin } from "../support/cli.js";
+import { inspector, serveEnv, serveProject, serveRuns, spawnServe, until, yiemServe } from "../helpers/mcp-serve.js";
 
 const dirs: string[] = [];
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

@@ -5,9 +5,9 @@
  * exchanges. The API key (and so its Authorization header) never appears anywhere.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { compatProject, type CompatProject } from "./helpers/compat-cli.js";
-import { runCli } from "./helpers/cli.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { compatProject, type CompatProject } from "../support/compat-cli.js";
+import { runCli } from "../support/cli.js";
 
 const KEY = "sk-compat-test"; // the key compatProject's runs send
 let server: ChatServer | undefined;

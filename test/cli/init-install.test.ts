@@ -11,7 +11,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runCli } from "./helpers/cli.js";
+import { repoRoot, runCli } from "../support/cli.js";
 
 let root: string;
 

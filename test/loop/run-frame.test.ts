@@ -2,11 +2,11 @@
  * The run frame (src/loop/run-frame.ts): the one place events are stamped and agentEnd is built.
  */
 import { describe, expect, it } from "vitest";
-import { createRunFrame } from "../src/loop/run-frame.js";
-import { runAgent } from "../src/loop/run-agent.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { ToolRegistry } from "../src/tools/registry.js";
-import type { AgentEvent } from "../src/loop/types.js";
+import { createRunFrame } from "../../src/loop/run-frame.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import type { AgentEvent } from "../../src/loop/types.js";
 
 const usage = (promptTokens: number, completionTokens: number) => ({ promptTokens, completionTokens, totalTokens: promptTokens + completionTokens });
 

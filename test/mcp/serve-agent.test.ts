@@ -8,9 +8,9 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer, type ReceivedRequest } from "./helpers/chat-server.js";
-import { assertEventStream, runCli, yiemBin } from "./helpers/cli.js";
-import { inspector, serveEnv, serveProject, serveRuns, serveV2, yiemServe, type Served } from "./helpers/mcp-serve.js";
+import { reply, startChatServer, type ChatServer, type ReceivedRequest } from "../support/chat-server.js";
+import { assertEventStream, runCli, yiemBin } from "../support/cli.js";
+import { inspector, serveEnv, serveProject, serveRuns, serveV2, yiemServe, type Served } from "../helpers/mcp-serve.js";
 
 const dirs: string[] = [];
 const servers: Served[] = [];

@@ -3,11 +3,11 @@
  * the stop reason carried by the abort reason; runAgent runs under a scope its caller opened.
  */
 import { describe, expect, it } from "vitest";
-import { RunStop } from "../src/loop/abort.js";
-import { openRunScope } from "../src/loop/run-scope.js";
-import { runAgent } from "../src/loop/run-agent.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { ToolRegistry } from "../src/tools/registry.js";
+import { RunStop } from "../../src/loop/abort.js";
+import { openRunScope } from "../../src/loop/run-scope.js";
+import { runAgent } from "../../src/loop/run-agent.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
 
 const waitAbort = (signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 

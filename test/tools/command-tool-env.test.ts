@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadCommandTool } from "../src/tools/command-tool.js";
-import { interpolateEnvMap, InterpolationError } from "../src/interpolate.js";
+import { loadCommandTool } from "../../src/tools/command-tool.js";
+import { interpolateEnvMap, InterpolationError } from "../../src/interpolate.js";
 
 const dir = mkdtempSync(join(tmpdir(), "yiem-env-"));
 function manifest(name: string, env: Record<string, string>): string {

@@ -12,8 +12,8 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMMAND_TREE, type CommandInfo } from "../src/cli/completion/words.js";
-import { repoRoot, runCli, yiemBin } from "./helpers/cli.js";
+import { COMMAND_TREE, type CommandInfo } from "../../src/cli/completion/words.js";
+import { repoRoot, runCli, yiemBin } from "../support/cli.js";
 
 let root: string;
 let project: string;

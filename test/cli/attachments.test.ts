@@ -9,8 +9,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "./helpers/chat-server.js";
-import { assertEventStream, runCli, type CliResult } from "./helpers/cli.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, runCli, type CliResult } from "../support/cli.js";
 
 const SPEC = `model:
   name: test-model

@@ -4,12 +4,12 @@
  * images on the wire (serialised bytes equal to the built body).
  */
 import { describe, expect, it } from "vitest";
-import { costOf, pricedUsage } from "../src/loop/cost.js";
-import { FINAL_ANSWER_TOOL, strictSchemaProblem } from "../src/loop/structured-output.js";
-import { buildRequestBody, serializeRequestBody } from "../src/provider/wire.js";
-import { defaultToolRegistry } from "../src/tools/registry.js";
-import type { ChatMessage } from "../src/provider/types.js";
-import { echoTool, runScripted } from "./helpers/loop.js";
+import { costOf, pricedUsage } from "../../src/loop/cost.js";
+import { FINAL_ANSWER_TOOL, strictSchemaProblem } from "../../src/loop/structured-output.js";
+import { buildRequestBody, serializeRequestBody } from "../../src/provider/wire.js";
+import { defaultToolRegistry } from "../../src/tools/registry.js";
+import type { ChatMessage } from "../../src/provider/types.js";
+import { echoTool, runScripted } from "../support/loop.js";
 
 const SCHEMA = { type: "object", properties: { n: { type: "integer" } }, required: ["n"], additionalProperties: false };
 

@@ -11,8 +11,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as library from "../src/index.js";
-import { repoRoot, runCli } from "./helpers/cli.js";
+import * as library from "../../src/index.js";
+import { repoRoot, runCli } from "../support/cli.js";
 
 let root: string;
 let project: string;

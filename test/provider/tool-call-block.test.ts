@@ -3,10 +3,10 @@
  * provider hands the loop `toolCalls` (src/provider/text-tool-calls.ts `callsWithBlock`).
  */
 import { describe, expect, it } from "vitest";
-import { callsWithBlock } from "../src/provider/text-tool-calls.js";
-import { parseWireMessage } from "../src/provider/wire-response.js";
-import { createScriptedProvider } from "../src/provider/scripted.js";
-import { extractToolCalls } from "../src/loop/tool-calls.js";
+import { callsWithBlock } from "../../src/provider/text-tool-calls.js";
+import { parseWireMessage } from "../../src/provider/wire-response.js";
+import { createScriptedProvider } from "../../src/provider/scripted.js";
+import { extractToolCalls } from "../../src/loop/tool-calls.js";
 
 const request = () => ({ messages: [{ role: "user" as const, content: "hi" }], tools: [], signal: new AbortController().signal });
 
