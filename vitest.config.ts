@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -10,6 +11,15 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // One worker more than cores: most files wait on child processes and sockets, and vitest's
+    // default (cores − 1, one worker on two cores) left the CPU idle half the time
+    // (docs/performance.md, "The test suite").
+    maxWorkers: availableParallelism() + 1,
+    // Files share a worker process instead of a fresh one each (no new process and no second import
+    // of the same modules per file); what a file changes of its process is put back after it
+    // (test/support/process-state.ts).
+    isolate: false,
+    setupFiles: ["test/support/process-state.ts"],
     // A skipped or focused test must never pass silently.
     allowOnly: false,
     passWithNoTests: false,
