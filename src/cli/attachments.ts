@@ -16,17 +16,18 @@ import type { ResolvedAttachment, ResolvedSpec } from "../config/types.js";
 import type { ChatMessage, UserMessage } from "../provider/types.js";
 import type { ImageContent } from "../tools/types.js";
 import { UsageError } from "./errors.js";
+import type { CliInput } from "./io.js";
 
 export type LoadedAttachment =
   | { kind: "text"; name: string; text: string }
   | { kind: "image"; name: string; image: ImageContent };
 
-/** Reads and classifies every attachment (see module rules); throws a UsageError naming the file at fault. */
-export async function readAttachments(list: ResolvedAttachment[], signal?: AbortSignal): Promise<LoadedAttachment[]> {
+/** Reads and classifies every attachment (see module rules), `-` from the call's `stdin`; throws a UsageError naming the file at fault. */
+export async function readAttachments(list: ResolvedAttachment[], stdin: CliInput, signal?: AbortSignal): Promise<LoadedAttachment[]> {
   const loaded: LoadedAttachment[] = [];
   let total = 0;
   for (const item of list) {
-    const bytes = item.path === "-" ? await readStdinBytes(signal) : await readFile(item.path);
+    const bytes = item.path === "-" ? await readStdinBytes(stdin, signal) : await readFile(item.path);
     total += bytes.length;
     if (total > ATTACHMENT_LIMITS.totalBytes) {
       throw new UsageError(`the attachments are more than the ${formatBytes(ATTACHMENT_LIMITS.totalBytes)} a run may attach (at "${item.name}")`);
@@ -84,11 +85,10 @@ export function attachToPrompt(messages: ChatMessage[], attachments: LoadedAttac
   return messages.map((m, i) => (i === at ? next : m));
 }
 
-/** All of stdin as bytes, refused past the per-file cap. */
-async function readStdinBytes(signal?: AbortSignal): Promise<Buffer> {
+/** All of `stdin` (the call's, never the process's own) as bytes, refused past the per-file cap. */
+async function readStdinBytes(stdin: CliInput, signal?: AbortSignal): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  const stdin = process.stdin;
   await new Promise<void>((resolve, reject) => {
     const onAbort = () => finish(new UsageError("stdin was not read to its end: the run was stopped"));
     const finish = (error?: Error) => {

@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { assertEventStream, runCli, type CliResult } from "../support/cli.js";
+import { assertEventStream, type CliResult } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const SPEC = `model:
   name: test-model

@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMAND_TREE, type CommandInfo } from "../../src/cli/completion/words.js";
-import { repoRoot, runCli, yiemBin } from "../support/cli.js";
+import { repoRoot, yiemBin } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let root: string;
 let project: string;
@@ -51,32 +52,57 @@ function requireShell(shell: Shell): void {
   expect(found.status, `${shell} is not installed; install it with: apt-get install -y ${shell} (.ci/run does this on CI)`).toBe(0);
 }
 
-/** What the shell offers for `line` with the cursor at its end: unique, sorted, without a folder's `/` or a description. */
-function tab(shell: Shell, line: string): string[] {
+/** The marker printed after each line's candidates in a batch. */
+const DONE = "<<DONE>>";
+
+/**
+ * What the shell offers for each of `lines` with the cursor at the line's end: unique, sorted,
+ * without a folder's `/` or a description. One shell session answers every line (bash: each
+ * line's completion in its own subshell, so no state leaks from one to the next; zsh: one
+ * interactive zsh on a pseudo-terminal, the line typed, Tab pressed, the line cleared; fish: one
+ * `complete -C` per line); each completion still runs the real `yiem __complete`.
+ */
+function tabAll(shell: Shell, lines: string[]): Map<string, string[]> {
   requireShell(shell);
   const env = { ...process.env, PATH: `${binDir}:${process.env.PATH}`, NO_COLOR: "1", HOME: root };
   let result;
   if (shell === "bash") {
-    const words = line.split(" ");
     const script = [
       "source <(yiem completion bash)",
       // The function bash calls is the one `complete -p` names.
       'fn=$(complete -p yiem | sed -n "s/.*-F \\([^ ]*\\) yiem$/\\1/p")',
-      `COMP_WORDS=(${words.map((w) => JSON.stringify(w)).join(" ")}); COMP_CWORD=${words.length - 1}`,
-      `COMP_LINE=${JSON.stringify(line)}; COMP_POINT=${line.length}`,
-      '"$fn"',
-      'printf "%s\\n" "${COMPREPLY[@]}"',
+      ...lines.map((line) => {
+        const words = line.split(" ");
+        return [
+          "(",
+          `COMP_WORDS=(${words.map((w) => JSON.stringify(w)).join(" ")}); COMP_CWORD=${words.length - 1}`,
+          `COMP_LINE=${JSON.stringify(line)}; COMP_POINT=${line.length}`,
+          '"$fn"',
+          'printf "%s\\n" "${COMPREPLY[@]}"',
+          ")",
+          `echo ${JSON.stringify(DONE)}`,
+        ].join("\n");
+      }),
     ].join("\n");
-    result = spawnSync("bash", ["--norc", "-c", script], { cwd: project, env, encoding: "utf8", timeout: 30_000 });
+    result = spawnSync("bash", ["--norc", "-c", script], { cwd: project, env, encoding: "utf8", timeout: 120_000 });
   } else if (shell === "zsh") {
-    result = spawnSync("zsh", ["-f", "-c", ZSH_CAPTURE, "capture", line], { cwd: project, env, encoding: "utf8", timeout: 30_000 });
+    result = spawnSync("zsh", ["-f", "-c", ZSH_CAPTURE, "capture", ...lines], { cwd: project, env, encoding: "utf8", timeout: 120_000 });
   } else {
-    result = spawnSync("fish", ["--no-config", "-c", `yiem completion fish | source; complete -C ${fishQuote(line)}`], { cwd: project, env, encoding: "utf8", timeout: 30_000 });
+    const script = ["yiem completion fish | source", ...lines.map((line) => `complete -C ${fishQuote(line)}; echo ${fishQuote(DONE)}`)].join("\n");
+    result = spawnSync("fish", ["--no-config", "-c", script], { cwd: project, env, encoding: "utf8", timeout: 120_000 });
   }
   expect(result.error, result.stderr).toBeUndefined();
   expect(result.status, result.stderr).toBe(0);
-  const words = result.stdout.split("\n").map((w) => w.split("\t")[0].replace(/\r$/, "").replace(/\/$/, "")).filter(Boolean);
-  return [...new Set(words)].sort();
+  const answers = result.stdout.split(`${DONE}\n`);
+  // One answer per line, then nothing after the last marker.
+  expect(answers, result.stdout).toHaveLength(lines.length + 1);
+  expect(answers.at(-1)).toBe("");
+  const offered = new Map<string, string[]>();
+  lines.forEach((line, i) => {
+    const words = answers[i].split("\n").map((w) => w.split("\t")[0].replace(/\r$/, "").replace(/\/$/, "")).filter(Boolean);
+    offered.set(line, [...new Set(words)].sort());
+  });
+  return offered;
 }
 
 function fishQuote(text: string): string {
@@ -86,7 +112,9 @@ function fishQuote(text: string): string {
 /**
  * An interactive zsh on a pseudo-terminal: compinit, the script, then compadd wrapped to print
  * each match it adds with its prefixes (still adding it, so zsh behaves as without the wrapper), and a marker
- * printed after the completion; the line is typed and Tab pressed.
+ * printed after the completion (set again before each line: zsh empties comppostfuncs once it
+ * ran them); for each line (the arguments), the line is typed, Tab pressed, the matches printed
+ * up to the marker, then the whole line killed before the next one.
  */
 const ZSH_CAPTURE = `
 zmodload zsh/zpty
@@ -95,14 +123,20 @@ zpty -w shell 'stty -echo; PS1=""; RPS1=""'
 zpty -w shell 'autoload -Uz compinit && compinit -u -D'
 zpty -w shell 'source <(yiem completion zsh)'
 zpty -w shell 'compadd() { if [[ " $* " == *" -"[OAD]" "* ]]; then builtin compadd "$@"; return; fi; local -a got pp PP; builtin compadd -O got "$@"; zparseopts -E p:=pp P:=PP; local w; for w in "$got[@]"; do print -r -- "<<MA""TCH>>$IPREFIX\${\${(j::)PP}#-P}\${\${(j::)pp}#-p}$w"; done; builtin compadd "$@"; }'
-zpty -w shell '_capture_end() { print -r -- "<<E""ND>>"; }; comppostfuncs=(_capture_end)'
-zpty -w shell "bindkey '^I' complete-word"
-zpty -n -w shell "$1"$'\\t'
-local line
-while zpty -r shell line; do
-  line=\${line//$'\\r'/}
-  [[ $line == *'<<END>>'* ]] && break
-  [[ $line == *'<<MATCH>>'* ]] && print -r -- "\${line##*<<MATCH>>}"
+zpty -w shell '_capture_end() { print -r -- "<<E""ND>>"; }'
+zpty -w shell "bindkey '^I' complete-word; bindkey '^U' kill-whole-line"
+local typed line
+for typed in "$@"; do
+  # zsh empties comppostfuncs after each completion: set it again for this one.
+  zpty -w shell 'comppostfuncs=(_capture_end)'
+  zpty -n -w shell "$typed"$'\\t'
+  while zpty -r shell line; do
+    line=\${line//$'\\r'/}
+    [[ $line == *'<<END>>'* ]] && break
+    [[ $line == *'<<MATCH>>'* ]] && print -r -- "\${line##*<<MATCH>>}"
+  done
+  print -r -- "${DONE}"
+  zpty -n -w shell $'\\x15'
 done
 zpty -d shell
 `;
@@ -130,14 +164,19 @@ const CASES: Array<[string, string[]]> = [
 ];
 
 describe.each(["bash", "zsh", "fish"] as const)("Tab in %s", (shell) => {
+  let offered: Map<string, string[]>;
+  beforeAll(() => {
+    offered = tabAll(shell, CASES.map(([line]) => line));
+  }, 120_000);
+
   it.each(CASES)("%s<TAB> offers %j", (line, expected) => {
-    expect(tab(shell, line)).toEqual(expected);
+    expect(offered.get(line)).toEqual(expected);
   });
 });
 
 describe("bash --config=VALUE (bash splits the word at =)", () => {
   it("completes the value after =", () => {
-    expect(tab("bash", "yiem run --config = ag")).toEqual(["agent.config.yaml"]);
+    expect(tabAll("bash", ["yiem run --config = ag"]).get("yiem run --config = ag")).toEqual(["agent.config.yaml"]);
   });
 });
 

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatReply, type ChatScript, type ChatServer, type ServerProfile, type TurnSpec } from "../support/chat-server.js";
 import { compatProject, type CompatProject } from "../support/compat-cli.js";
-import { runCli } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 import { profiles } from "../support/server-profiles.js";
 
 interface ModelTraits {

@@ -140,7 +140,8 @@ describe("yiem run", () => {
 
   it("does not hang on a stdin pipe that never closes when a prompt is given", async () => {
     server = await startChatServer([reply.json({ content: "did not wait" })]);
-    const r = await runCli(["run", "hello"], { cwd: project(), env: env(server), stdin: "open", timeoutMs: 15_000 });
+    // A short grace: the wait itself (5 s by default) is timed in test/e2e/pipelines.test.ts.
+    const r = await runCli(["run", "hello"], { cwd: project(), env: { ...env(server), YIEM_STDIN_GRACE: "300ms" }, stdin: "open", timeoutMs: 15_000 });
     expect(r.signal).toBeNull();
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("did not wait\n");

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { assertEventStream, baseEnv, runCli, yiemBin, type CliResult } from "../support/cli.js";
+import { assertEventStream, baseEnv, yiemBin, type CliResult } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 import { profiles } from "../support/server-profiles.js";
 
 const SCHEMA = {

@@ -1,7 +1,8 @@
 /**
- * `yiem run` in pipelines, as a script runs it (child processes): slow and silent stdin, `--stdin`,
- * `--no-stdin` and the `-` word; `--` before free text; one `--output json` result on every exit
- * path; a parent that goes away mid-run.
+ * `yiem run` in pipelines, as a script runs it (child processes): slow and silent stdin pipes,
+ * `--stdin` and the `-` word waiting on them; the one `--output json` result when a signal ends
+ * the run; a parent that goes away mid-run. What needs no real process (`--no-stdin`, `--`, the
+ * `--output json` result on the other exit paths) is in test/cli/run-pipelines.test.ts.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -26,6 +27,7 @@ beforeAll(async () => {
   await writeFile(join(dir, "openai.yaml"), "model: gpt-4o\n");
 });
 afterAll(async () => {
+  await Promise.all(concurrentServers.map((s) => s.close()));
   await rm(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
@@ -39,10 +41,13 @@ const env = (s: ChatServer | undefined, extra: Record<string, string> = {}) => (
   ...extra,
 });
 
-async function answering(text = "ok"): Promise<ChatServer> {
-  server = await startChatServer(() => reply.json({ content: text }));
-  return server;
+/** A server answering "ok" for one of the tests that run side by side; closed after the file. */
+async function ownServer(): Promise<ChatServer> {
+  const s = await startChatServer(() => reply.json({ content: "ok" }));
+  concurrentServers.push(s);
+  return s;
 }
+const concurrentServers: ChatServer[] = [];
 
 /** The user message of the first request. */
 const sentPrompt = (s: ChatServer) => s.requests[0].messages.at(-1).content as string;
@@ -62,9 +67,10 @@ function runFed(args: string[], feed: (stdin: NodeJS.WritableStream) => Promise<
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("stdin that arrives late, pauses, or never comes", () => {
+// These wait on real pipes and timers: they run side by side, each with its own server.
+describe.concurrent("stdin that arrives late, pauses, or never comes", () => {
   it("a producer that starts after 2 s is read in full (the grace is 5 s)", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "Summarize this log"], async (stdin) => {
       await sleep(2_000);
       stdin.end("ERROR at line 42\n");
@@ -79,7 +85,7 @@ describe("stdin that arrives late, pauses, or never comes", () => {
   });
 
   it("once the first byte arrived, stdin is read to its end across a 3 s pause", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "Summarize"], async (stdin) => {
       stdin.write("first half\n");
       await sleep(3_000);
@@ -90,7 +96,7 @@ describe("stdin that arrives late, pauses, or never comes", () => {
   });
 
   it("a pipe that stays silent past the grace: a stdinIgnored warning naming the wait and the flags", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "hello"], async () => {}, { env: env(s, { YIEM_STDIN_GRACE: "300ms" }) });
     expect(r.code).toBe(0);
     expect(sentPrompt(s)).toBe("hello");
@@ -105,7 +111,7 @@ describe("stdin that arrives late, pauses, or never comes", () => {
   });
 
   it("the default grace is 5 s before the warning", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const started = Date.now();
     const r = await runFed(["run", "hello"], async () => {}, { env: env(s) });
     expect(r.code).toBe(0);
@@ -114,14 +120,14 @@ describe("stdin that arrives late, pauses, or never comes", () => {
   });
 
   it("the pretty view shows the warning too", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "--events", "pretty", "hello"], async () => {}, { env: env(s, { YIEM_STDIN_GRACE: "200ms" }) });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("stdin sent nothing in 0.2 s");
   });
 
   it("--stdin waits past the grace for stdin to end", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "--stdin", "Summarize"], async (stdin) => {
       await sleep(1_200);
       stdin.end("late data\n");
@@ -132,7 +138,7 @@ describe("stdin that arrives late, pauses, or never comes", () => {
   });
 
   it("--stdin is bounded by --timeout, and agentEnd says stdin was being waited for", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "--stdin", "--timeout", "800ms", "Summarize"], async () => {}, { env: env(s) });
     expect(r.code).toBe(3);
     assertEventStream(r.events, { requireStart: false });
@@ -140,21 +146,8 @@ describe("stdin that arrives late, pauses, or never comes", () => {
     expect(s.requests).toHaveLength(0);
   });
 
-  it("--no-stdin never reads stdin", async () => {
-    const s = await answering();
-    const r = await runCli(["run", "--no-stdin", "hello"], { cwd: dir, env: env(s), stdin: "piped text that must not be sent\n" });
-    expect(r.code).toBe(0);
-    expect(sentPrompt(s)).toBe("hello");
-  });
-
-  it("--no-stdin with no prompt words is the no-prompt usage error", async () => {
-    const r = await runCli(["run", "--no-stdin"], { cwd: dir, env: env(undefined), stdin: "a prompt on stdin\n" });
-    expect(r.code).toBe(2);
-    expect(r.events.at(-1)!.error).toContain("no prompt");
-  });
-
   it("the prompt word - puts stdin there and waits for it like --stdin", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "Summarize", "-", "in three bullets"], async (stdin) => {
       await sleep(800);
       stdin.end("the log\n");
@@ -163,17 +156,8 @@ describe("stdin that arrives late, pauses, or never comes", () => {
     expect(sentPrompt(s)).toBe("Summarize\n\nthe log\n\nin three bullets");
   });
 
-  it("- twice, or - with --no-stdin, is a usage error that says why", async () => {
-    const twice = await runCli(["run", "-", "-"], { cwd: dir, env: env(undefined) });
-    expect(twice.code).toBe(2);
-    expect(twice.events.at(-1)!.error).toContain("only once");
-    const off = await runCli(["run", "--no-stdin", "x", "-"], { cwd: dir, env: env(undefined) });
-    expect(off.code).toBe(2);
-    expect(off.events.at(-1)!.error).toContain("--no-stdin");
-  });
-
   it("no prompt and a pipe that never closes: the pretty view says it is waiting for stdin", async () => {
-    const s = await answering();
+    const s = await ownServer();
     const r = await runFed(["run", "--events", "pretty", "--timeout", "2s"], async () => {}, { env: env(s) });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain("waiting for stdin to end");
@@ -184,34 +168,6 @@ describe("stdin that arrives late, pauses, or never comes", () => {
     const r = await runFed(["run", "--timeout", "700ms"], async () => {}, { env: env(undefined) });
     expect(r.code).toBe(3);
     expect(r.events.at(-1)).toMatchObject({ stopReason: "timeout", error: "run timed out after 700 ms while waiting for stdin to end" });
-  });
-});
-
-describe("-- ends the options", () => {
-  for (const prompt of ["--- a/file", "-5 is cold?", "- fix the bug", "--help", "-"]) {
-    it(`yiem run -- ${JSON.stringify(prompt)} sends exactly that text`, async () => {
-      const s = await answering();
-      const r = await runCli(["run", "--", prompt], { cwd: dir, env: env(s) });
-      expect(r.code).toBe(0);
-      expect(sentPrompt(s)).toBe(prompt);
-    });
-  }
-
-  it("words before and after -- make one prompt, in order", async () => {
-    const s = await answering();
-    const r = await runCli(["run", "--output", "json", "hello", "--", "world", "--events", "none"], { cwd: dir, env: env(s) });
-    expect(r.code).toBe(0);
-    expect(sentPrompt(s)).toBe("hello world --events none");
-    // The flags before -- still apply; the ones after are text.
-    expect(JSON.parse(r.stdout).text).toBe("ok");
-    assertEventStream(r.events);
-  });
-
-  it("piped stdin is still appended after a -- prompt", async () => {
-    const s = await answering();
-    const r = await runCli(["run", "--", "-5 is cold?"], { cwd: dir, env: env(s), stdin: "context\n" });
-    expect(r.code).toBe(0);
-    expect(sentPrompt(s)).toBe("-5 is cold?\n\ncontext");
   });
 });
 
@@ -226,42 +182,7 @@ function oneResult(r: CliResult): Record<string, unknown> {
   return json;
 }
 
-describe("--output json prints exactly one object on every path", () => {
-  it("a completed run: every key, error null, exitCode 0", async () => {
-    const s = await answering("fine");
-    const r = await runCli(["run", "--output", "json", "hi"], { cwd: dir, env: env(s) });
-    expect(r.code).toBe(0);
-    expect(oneResult(r)).toMatchObject({ text: "fine", stopReason: "completed", error: null, exitCode: 0 });
-  });
-
-  const cases: Array<[string, string[], RegExp]> = [
-    ["an unknown flag", ["run", "--output", "json", "--bogus", "hi"], /unknown flag --bogus/],
-    ["a bad flag value", ["run", "--output=json", "--tool-execution", "sideways", "hi"], /sideways/],
-    ["a spec with an unknown key", ["run", "--output", "json", "-c", "bad.yaml", "hi"], /baseUrl/],
-    ["a spec file that is missing", ["run", "--output", "json", "-c", "missing.yaml", "hi"], /missing\.yaml/],
-    ["a missing API key", ["run", "--output", "json", "-c", "openai.yaml", "hi"], /OPENAI_API_KEY is not set/],
-    ["no prompt", ["run", "--output", "json"], /no prompt/],
-  ];
-  for (const [what, args, error] of cases) {
-    it(`${what}: exit 2, stopReason error, the error text, the same runId as agentEnd`, async () => {
-      const r = await runCli(args, { cwd: dir, env: { TEST_BASE_URL: "http://127.0.0.1:9/v1" } });
-      expect(r.code).toBe(2);
-      const json = oneResult(r);
-      expect(json).toMatchObject({ text: "", stopReason: "error", exitCode: 2, turns: 0, finishReason: null });
-      expect(String(json.error)).toMatch(error);
-      const end = r.events.at(-1)!;
-      expect(end).toMatchObject({ type: "agentEnd", stopReason: "error" });
-      expect(end.runId).toBe(json.runId);
-    });
-  }
-
-  it("--events none: the object on stdout, the error as one line on stderr", async () => {
-    const r = await runCli(["run", "--output", "json", "--events", "none", "--bogus"], { cwd: dir, env: env(undefined) });
-    expect(r.code).toBe(2);
-    expect(oneResult(r)).toMatchObject({ exitCode: 2 });
-    expect(r.stderr).toMatch(/^yiem: unknown flag --bogus/);
-  });
-
+describe("--output json prints exactly one object when a signal ends the run", () => {
   it("a run ended by a signal: exitCode 143 in the object", async () => {
     server = await startChatServer([reply.hang()]);
     const hung = server;
@@ -279,15 +200,6 @@ describe("--output json prints exactly one object on every path", () => {
     });
     expect(r.code).toBe(143);
     expect(oneResult(r)).toMatchObject({ stopReason: "aborted", exitCode: 143 });
-  });
-
-  it("a model failure: exit 1 and the server's words in error", async () => {
-    server = await startChatServer(() => reply.error(400, "model test-model does not exist"));
-    const r = await runCli(["run", "--output", "json", "hi"], { cwd: dir, env: env(server) });
-    expect(r.code).toBe(1);
-    const json = oneResult(r);
-    expect(json).toMatchObject({ stopReason: "error", exitCode: 1 });
-    expect(String(json.error)).toContain("does not exist");
   });
 });
 

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
 import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin } from "../support/cli.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
 
 let dir: string;
 let store: string;
@@ -44,6 +45,12 @@ afterEach(async () => {
 
 const env = () => ({ TEST_BASE_URL: server.url, TEST_API_KEY: "sk-test", YIEM_SESSION_DIR: store });
 const run = (args: string[]) => runCli(["run", ...args], { cwd: dir, env: env(), timeoutMs: 60_000 });
+/** The session's first run, before any other holds it: no real process needed, so in-process. */
+const seed = async (args: string[]) => {
+  const r = await runCliInProcess(["run", ...args], { cwd: dir, env: env(), timeoutMs: 60_000 });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+};
 const readSession = async (id: string) => JSON.parse(await readFile(join(store, `${id}.json`), "utf8"));
 const lockFile = (id: string) => join(store, `${id}.lock`);
 
@@ -57,7 +64,7 @@ async function until(check: () => boolean, ms = 20_000): Promise<void> {
 
 describe("parallel runs on one session", () => {
   it("8 concurrent --continue runs from a shell loop: every turn saved exactly once, every run exits 0 or with the lock error", async () => {
-    const first = await run(["--session-id", "shared", "turn 0"]);
+    const first = await seed(["--session-id", "shared", "turn 0"]);
     expect(first.code).toBe(0);
     const out = join(dir, `loop-${counter}`);
     await mkdir(out);
@@ -103,7 +110,7 @@ describe("parallel runs on one session", () => {
   }, 120_000);
 
   it("--no-wait fails at once with the lock error while another run holds the session; the holder saves", async () => {
-    await run(["--session-id", "busy", "start"]);
+    await seed(["--session-id", "busy", "start"]);
     const holder = run(["--resume", "busy", "--output", "json", "slow one"]);
     await until(() => existsSync(lockFile("busy")));
     const second = await run(["--resume", "busy", "--no-wait", "--output", "json", "second"]);
@@ -120,7 +127,7 @@ describe("parallel runs on one session", () => {
   }, 60_000);
 
   it("a wait for the lock is bounded by --timeout: exit 3 saying what it waited for", async () => {
-    await run(["--session-id", "held", "start"]);
+    await seed(["--session-id", "held", "start"]);
     const holder = run(["--resume", "held", "slow one"]);
     await until(() => existsSync(lockFile("held")));
     const second = await run(["--resume", "held", "--timeout", "2s", "--output", "json", "second"]);
@@ -134,7 +141,7 @@ describe("parallel runs on one session", () => {
   }, 60_000);
 
   it("SIGTERM during the wait ends the run as aborted (143), saying what it waited for; the holder saves", async () => {
-    await run(["--session-id", "waiting", "start"]);
+    await seed(["--session-id", "waiting", "start"]);
     const holder = run(["--resume", "waiting", "slow one"]);
     await until(() => existsSync(lockFile("waiting")));
     // The pretty view says when the run starts waiting: stop it then.
@@ -158,7 +165,7 @@ describe("parallel runs on one session", () => {
   }, 60_000);
 
   it("a lock left by a dead process on this host is broken", async () => {
-    await run(["--session-id", "stale", "start"]);
+    await seed(["--session-id", "stale", "start"]);
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     await writeFile(lockFile("stale"), JSON.stringify({ pid: Number(dead.stdout), hostname: hostname(), token: "left-behind", since: "2026-01-01T00:00:00.000Z" }));
     const r = await run(["--resume", "stale", "--no-wait", "--output", "json", "again"]);
@@ -168,7 +175,7 @@ describe("parallel runs on one session", () => {
   });
 
   it("a lock of a live process is not broken, also not by a --no-wait run", async () => {
-    await run(["--session-id", "live", "start"]);
+    await seed(["--session-id", "live", "start"]);
     await writeFile(lockFile("live"), JSON.stringify({ pid: process.pid, hostname: hostname(), token: "held-by-the-test", since: "2026-01-01T00:00:00.000Z" }));
     const r = await run(["--resume", "live", "--no-wait", "x"]);
     expect(r.code).toBe(1);
@@ -181,7 +188,7 @@ describe("parallel runs on one session", () => {
   });
 
   it("a file changed behind the lock is not overwritten: the save fails (exit 1) and says so", async () => {
-    await run(["--session-id", "edited", "start"]);
+    await seed(["--session-id", "edited", "start"]);
     const holder = run(["--resume", "edited", "--output", "json", "slow one"]);
     // The run has read the session once its request reaches the server.
     await until(() => server.requests.length === 2);

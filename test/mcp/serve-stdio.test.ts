@@ -8,7 +8,8 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { repoRoot, runCli } from "../support/cli.js";
+import { repoRoot } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 import { groupMembers, isAlive, reap } from "../support/processes.js";
 import { INIT, INITIALIZED, serveEnv, serveProject, serveRuns, serveV2, spawnServe, until, type Served } from "../helpers/mcp-serve.js";
 
