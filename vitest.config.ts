@@ -2,6 +2,16 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Files whose tests bound a duration (the linear-time parsers and sanitiser): they run after all the
+ * others, one at a time, so the other files' processes do not share the CPU with them.
+ */
+const TIMED = [
+  "test/cli/reliability/output-channels.test.ts",
+  "test/cli/reliability/text-tool-calls.test.ts",
+  "test/provider/compat/sse-linear.test.ts",
+];
+
 export default defineConfig({
   resolve: {
     alias: { yiem: fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
@@ -20,6 +30,10 @@ export default defineConfig({
     // (test/support/process-state.ts).
     isolate: false,
     setupFiles: ["test/support/process-state.ts"],
+    projects: [
+      { extends: true, test: { name: "suite", exclude: TIMED, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "timed", include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
     // A skipped or focused test must never pass silently.
     allowOnly: false,
     passWithNoTests: false,
