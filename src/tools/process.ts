@@ -13,9 +13,6 @@
 import { StringDecoder } from "node:string_decoder";
 import { isSecretEnvVar } from "../secrets.js";
 
-// The secret-name rule has one home (../secrets.ts); re-exported for tool-side callers.
-export { addSecretEnvNames, isSecretEnvVar } from "../secrets.js";
-
 /**
  * The environment of every child (command tools, command hooks): the parent's without secret
  * variables (`isSecretEnvVar`), plus `extra`, which is passed as given (a manifest's `env` may

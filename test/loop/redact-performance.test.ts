@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRedactor } from "../../src/loop/redact.js";
+import { createRedactor } from "../../src/redact.js";
 
 const SECRETS = ["s3cr3t-value", "tok"];
 

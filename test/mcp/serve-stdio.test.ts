@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { repoRoot, runCli } from "../support/cli.js";
 import { groupMembers, isAlive, reap } from "../support/processes.js";
-import { INIT, INITIALIZED, serveEnv, serveProject, serveRuns, serveV2, spawnServe, until, type Served } from "../helpers/mcp-serve.js";
+import { INIT, INITIALIZED, serveEnv, serveProject, serveRuns, serveV2, spawnServe, until, type Served } from "../support/mcp-serve.js";
 
 const dirs: string[] = [];
 const servers: Served[] = [];

@@ -26,7 +26,8 @@ import {
   type ToolDraft,
 } from "../../src/tools/generator.js";
 import { loadTools } from "../../src/tools/loader.js";
-import { childEnv, isSecretEnvVar } from "../../src/tools/process.js";
+import { childEnv } from "../../src/tools/process.js";
+import { isSecretEnvVar } from "../../src/secrets.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { Tool, ToolResult } from "../../src/tools/types.js";
 import { repoRoot } from "../support/cli.js";

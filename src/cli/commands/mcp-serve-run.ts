@@ -22,17 +22,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { guardChannels } from "../../channels/guard.js";
-import { secretValues } from "../../config/redact.js";
+import { addSecretEnvNames, secretValues } from "../../secrets.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
 import type { Emit } from "../../loop/events.js";
 import { createRunFrame } from "../../loop/run-frame.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEvent } from "../../loop/types.js";
-import { zeroUsage } from "../../loop/usage.js";
+import { zeroUsage } from "../../tools/usage.js";
 import type { ServerIdentity, StdioWire } from "../../mcp/serve/stdio-wire.js";
 import type { SdkModule } from "../../mcp/serve/server.js";
-import { reportUsageError, UsageError } from "../errors.js";
+import { reportUsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { createCallSink, type EventsMode } from "../events/sink.js";
 import { EXIT, exitCodeForError, exitCodeForSignal } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
@@ -81,7 +82,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     const spec = await loadSpecFromArgv(argv, io, argv.agent !== undefined);
     redact = createRedactor(secretValues(io.env, [spec.model.apiKey, http?.token]));
     const processes = await import("../../tools/process.js");
-    processes.addSecretEnvNames(spec.model.apiKeyEnv, ...(http?.tokenEnv ? [http.tokenEnv] : []));
+    addSecretEnvNames(spec.model.apiKeyEnv, ...(http?.tokenEnv ? [http.tokenEnv] : []));
     killChildren = () => void processes.killAllChildren();
     const [loaded, hooks, { createToolPolicy }] = await Promise.all([
       loadRegistry(spec).then((l) => withMcp(l, spec, packageVersion(), signals.controller.signal)),

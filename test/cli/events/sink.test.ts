@@ -9,7 +9,7 @@ import addFormats from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventBody } from "yiem";
 import { createEventSink, defaultEventsMode } from "../../../src/cli/events/sink.js";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 import { captureStream } from "../../support/streams.js";
 
 const ajv = new Ajv({ allErrors: true });

@@ -18,7 +18,7 @@ import { SseParser } from "../../../src/provider/openai-stream.js";
 import { serializeEvent, toJsonSafe } from "../../../src/cli/events/serialize.js";
 import { createEventSink } from "../../../src/cli/events/sink.js";
 import { printResult } from "../../../src/cli/output.js";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 import { reply, startChatServer } from "../../support/chat-server.js";
 import { parseNdjson, repoRoot } from "../../support/cli.js";
 import { captureStream } from "../../support/streams.js";
