@@ -109,4 +109,12 @@ describe("one home per rule", () => {
       .sort();
     expect(reexporting).toEqual(["cli/bin-entry.ts", "index.ts"]);
   });
+
+  it("the CLI tells errors apart by their type, never by their name", () => {
+    const byName = sources()
+      .filter(([file]) => file.startsWith("cli/"))
+      .filter(([, text]) => /\b(error|err|e|reason|cause)\)?\??\.name\b|["'][A-Za-z]*Error["']\s*[!=]==|[!=]==\s*["'][A-Za-z]*Error["']|isUsageProblem/.test(text))
+      .map(([file]) => file);
+    expect(byName).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 17 point 8: a rejected key says so, and a server error that only repeats itself is not
+ * A rejected key says so, and a server error that only repeats itself is not
  * retried to the end of the budget.
  * - A 401 or 403 names the variable the key came from ("the server at URL rejected the key in
  *   $VAR") and is never retried, even when the server says `x-should-retry: true`.

@@ -1,5 +1,5 @@
 /**
- * The copy-on-write event redactor (src/loop/redact.ts) must give exactly what the copying walk
+ * The copy-on-write event redactor (src/redact.ts) must give exactly what the copying walk
  * it replaced gave (compared as JSON, the only way events leave the process, and as plain data),
  * never change its input, and pass plain values with nothing to hide through uncopied.
  */

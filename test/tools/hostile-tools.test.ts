@@ -1,5 +1,5 @@
 /**
- * Hardening of the tool layer (issue 13 items 4, 6, 12):
+ * Hardening of the tool layer:
  * - writeTool never replaces a file yiem's generator did not write, and by default writes to
  *   `generated-tools/` beside the spec (loaded after the toolDirs), not a reviewed tool folder;
  * - a command tool's stdout is data: JSON that looks like a tool result only counts with `output: result`;

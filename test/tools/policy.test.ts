@@ -68,7 +68,7 @@ describe("the policy in the loop", () => {
     expect(events.find((e) => e.type === "agentStart")).toMatchObject({ tools: ["readFile", "listTools"] });
     const rejected = events.filter((e) => e.type === "toolCallRejected");
     expect(rejected).toHaveLength(1);
-    // Issue 18, item 9: a denied tool answers exactly as a name that does not exist.
+    // A denied tool answers exactly as a name that does not exist.
     expect(rejected[0]).toMatchObject({ toolName: "deleteFile", reason: 'Unknown tool "deleteFile". Available tools: readFile, listTools.' });
     expect(events.filter((e) => e.type === "toolExecutionStart").map((e) => (e as { toolName: string }).toolName)).toEqual(["readFile"]);
     expect(ran).toEqual(["readFile"]);

@@ -30,6 +30,7 @@ import { createRunFrame } from "../../loop/run-frame.js";
 import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEvent } from "../../loop/types.js";
 import { zeroUsage } from "../../tools/usage.js";
+import { McpRequiredError } from "../../mcp/required-error.js";
 import type { ServerIdentity, StdioWire } from "../../mcp/serve/stdio-wire.js";
 import type { SdkModule } from "../../mcp/serve/server.js";
 import { reportUsageError } from "../errors.js";
@@ -179,8 +180,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     const message = redact(messageOf(error));
     if (mode === "none") reportUsageError(io, message);
     else {
-      const events = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: Parameters<Emit>[0][] }).events : [];
-      for (const body of events) emit(body);
+      for (const body of error instanceof McpRequiredError ? error.events : []) emit(body);
       frame.end({ stopReason: "error", turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: Math.round(performance.now() - started), error: message });
     }
     if (argv.debug && error instanceof Error && error.stack) reportUsageError(io, redact(error.stack));

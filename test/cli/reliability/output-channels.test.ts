@@ -1,5 +1,5 @@
 /**
- * Hardening (issue 13): what yiem writes.
+ * Hardening: what yiem writes.
  * - item 11: the terminal sanitiser is linear (a 100,000-character hostile answer in under a
  *   second) and removes exactly what the previous regular-expression version removed; SSE line
  *   parsing reads a 32 MB line in under a second (test/provider/compat/sse-linear.test.ts checks

@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 7: secrets never print.
+ * Secrets never print.
  * - cuts (the 100,000-character tool-result cut, the 600-character server-error cut) never split a
  *   key, so no first characters of one survive redaction;
  * - `tools list` (and `--json`), `tools show` and `tools check` hide secrets as `run` does;

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 8: docs/compatibility.md's server table names only test files that exist and
+ * docs/compatibility.md's server table names only test files that exist and
  * profiles that test/support/server-profiles.ts defines, and every profile is named in it.
  */
 import { existsSync, readFileSync } from "node:fs";

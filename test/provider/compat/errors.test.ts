@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 3: the server's error text is never lost, whatever the body looks like, and the
+ * The server's error text is never lost, whatever the body looks like, and the
  * run ends with exit 1 (docs/reliability.md). Each case is one real server's shape.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

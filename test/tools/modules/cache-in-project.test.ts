@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 2: a cache key shipped with a checkout is never trusted. When `YIEM_CACHE_DIR`
+ * A cache key shipped with a checkout is never trusted. When `YIEM_CACHE_DIR`
  * is inside the project being run (a relative value, a CI cache folder under the workspace), its
  * `key` file is not used: entries there are signed with the key of the user cache folder, outside
  * any project, so a key and packs the checkout ships never run.

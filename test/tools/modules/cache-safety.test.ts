@@ -1,5 +1,5 @@
 /**
- * Issue 13, item 5: the module and spec caches trust only what this user's yiem wrote (an HMAC
+ * The module and spec caches trust only what this user's yiem wrote (an HMAC
  * under a per-user key), only a folder of this user that nobody else can write, and only regular
  * files; old entries are pruned.
  */
