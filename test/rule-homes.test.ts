@@ -117,4 +117,9 @@ describe("one home per rule", () => {
       .map(([file]) => file);
     expect(byName).toEqual([]);
   });
+
+  it("why a program did not start is worded in one place (command tools, hooks and MCP stdio servers)", () => {
+    const wording = sources().filter(([, text]) => text.includes("command not found or cwd missing") || text.includes("command is not executable:")).map(([file]) => file);
+    expect(wording).toEqual(["tools/process.ts"]);
+  });
 });
