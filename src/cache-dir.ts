@@ -39,7 +39,6 @@ import { readRegularFileSync } from "./regular-file.js";
 import { packageRoot } from "./package-info.js";
 import { writeFileAtomicSync } from "./atomic-write.js";
 
-export { packageRoot } from "./package-info.js";
 
 let defaultCacheDir: string | undefined;
 

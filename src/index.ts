@@ -2,17 +2,10 @@
 export * from "./tools/types.js";
 export { defineTool, textContent, toolResult, checkToolShape, TOOL_NAME_PATTERN } from "./tools/define.js";
 export { ToolRegistry, registerTool, defaultToolRegistry } from "./tools/registry.js";
-export {
-  createBuiltinTools,
-  createListTools,
-  createWriteTool,
-  formatToolTable,
-  type BuiltinToolName,
-  type BuiltinToolsContext,
-  type ListedTool,
-  type WriteToolContext,
-  type WriteToolDetails,
-} from "./tools/builtins/index.js";
+export { createBuiltinTools, type BuiltinToolsContext } from "./tools/builtins/index.js";
+export type { BuiltinToolName } from "./tools/builtins/names.js";
+export { createListTools, formatToolTable, type ListedTool } from "./tools/builtins/listTools.js";
+export { createWriteTool, type WriteToolContext, type WriteToolDetails } from "./tools/builtins/writeTool.js";
 export { createToolPolicy } from "./tools/policy.js";
 export { loadTools, loadToolFile, listToolFiles } from "./tools/loader.js";
 export { parseToolArguments } from "./tools/arguments.js";

@@ -1,7 +1,8 @@
 /** Where yiem keeps its caches: YIEM_CACHE_DIR, the package's node_modules/.cache, or the user's cache folder. */
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultCacheDirFor, packageRoot, yiemCacheDir } from "../src/cache-dir.js";
-import { repoRoot } from "./helpers/cli.js";
+import { defaultCacheDirFor, yiemCacheDir } from "../src/cache-dir.js";
+import { packageRoot } from "../src/package-info.js";
+import { repoRoot } from "./support/cli.js";
 import { join } from "node:path";
 
 const saved = process.env.YIEM_CACHE_DIR;

@@ -1,9 +1,11 @@
 /**
- * Rules with one home each (issue: one home per rule): the built-in tool names, the tool-file
- * suffixes, the "inputSchema is an object schema" check, token counts and ajv loading.
+ * Rules with one home each: the built-in tool names, the tool-file suffixes, the "inputSchema is
+ * an object schema" check, token counts, ajv loading, name glob lists, and re-exports (a name is
+ * imported from its home, never through another module).
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { BUILTIN_TOOL_NAMES } from "../src/tools/builtins/names.js";
 import { BUILTIN_TOOL_NAMES as GENERATOR_RESERVED, checkInputSchema } from "../src/tools/generator.js";
@@ -15,7 +17,19 @@ import { contentText } from "../src/tools/content.js";
 import { newAjv } from "../src/ajv.js";
 import { MODEL_DEFAULTS } from "../src/provider/defaults.js";
 import { DEFAULT_API_KEY_ENV, DEFAULT_MODEL_SETTINGS } from "../src/config/types.js";
-import { createEmitter } from "../src/loop/events.js";
+import { createRunFrame } from "../src/loop/run-frame.js";
+import { globListMatcher, splitGlobList } from "../src/glob-list.js";
+import { createToolPolicy } from "../src/tools/policy.js";
+
+const SRC = join(import.meta.dirname, "..", "src");
+/** Every src file, src-relative, with its text. */
+function sources(dir = SRC): Array<[string, string]> {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry): Array<[string, string]> => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith(".ts") ? [[relative(SRC, path), readFileSync(path, "utf8")]] : [];
+  });
+}
 
 describe("one home per rule", () => {
   it("built-in names: the spec schema's enum and the generator's reserved names are the one list", () => {
@@ -62,13 +76,50 @@ describe("one home per rule", () => {
     expect(DEFAULT_API_KEY_ENV).toBe(MODEL_DEFAULTS.apiKeyEnv);
   });
 
-  it("the earlier createEmitter is a frame's emit: a second agentEnd is never written", () => {
+  it("an agentEnd body emitted through a frame ends the run once: a second agentEnd is never written", () => {
     const seen: string[] = [];
-    const emit = createEmitter("r", (event) => seen.push(`${event.type}:${event.seq}`));
+    const { emit } = createRunFrame({ runId: "r", sink: (event) => seen.push(`${event.type}:${event.seq}`) });
     const end = { type: "agentEnd" as const, stopReason: "completed" as const, turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: 0 };
     emit({ type: "warning", message: "w" });
     emit(end);
     emit(end);
     expect(seen).toEqual(["warning:1", "agentEnd:2"]);
+  });
+
+  it("glob lists: one syntax in src/glob-list.ts; no other file splits or compiles globs", () => {
+    const names = ["getTime", "getWeather", "listTools", "writeTool", "readFile"];
+    const allow = ["get*, listTools", "[rw]*"];
+    const deny = ["*Weather", "read?ile"];
+    const policy = createToolPolicy(allow, deny);
+    const [allowed, denied] = [globListMatcher(allow), globListMatcher(deny)];
+    expect(names.filter(policy)).toEqual(names.filter((n) => allowed(n) && !denied(n)));
+    expect(names.filter(policy)).toEqual(["getTime", "listTools", "writeTool"]);
+    expect(splitGlobList(allow)).toEqual(["get*", "listTools", "[rw]*"]);
+    const twins = sources()
+      .filter(([file, text]) => file !== "glob-list.ts" && /\bglob(?!al)/i.test(text))
+      .filter(([, text]) => /\.split\(","\)|new RegExp\(|\/\[\*\?\[\]\/|"\[\^\]\*"/.test(text))
+      .map(([file]) => file);
+    expect(twins).toEqual([]);
+  });
+
+  it("names are imported from their home: only the library entry and the bundle's CLI entry re-export", () => {
+    const reexporting = sources()
+      .filter(([, text]) => ts.preProcessFile(text, true, true).importedFiles.length > 0 && /^export (\*|(type )?\{[^}]*\}) from /m.test(text))
+      .map(([file]) => file)
+      .sort();
+    expect(reexporting).toEqual(["cli/bin-entry.ts", "index.ts"]);
+  });
+
+  it("the CLI tells errors apart by their type, never by their name", () => {
+    const byName = sources()
+      .filter(([file]) => file.startsWith("cli/"))
+      .filter(([, text]) => /\b(error|err|e|reason|cause)\)?\??\.name\b|["'][A-Za-z]*Error["']\s*[!=]==|[!=]==\s*["'][A-Za-z]*Error["']|isUsageProblem/.test(text))
+      .map(([file]) => file);
+    expect(byName).toEqual([]);
+  });
+
+  it("why a program did not start is worded in one place (command tools, hooks and MCP stdio servers)", () => {
+    const wording = sources().filter(([, text]) => text.includes("command not found or cwd missing") || text.includes("command is not executable:")).map(([file]) => file);
+    expect(wording).toEqual(["tools/process.ts"]);
   });
 });

@@ -15,7 +15,7 @@ import { ATTACHMENT_LIMITS, formatBytes } from "../config/output.js";
 import type { ResolvedAttachment, ResolvedSpec } from "../config/types.js";
 import type { ChatMessage, UserMessage } from "../provider/types.js";
 import type { ImageContent } from "../tools/types.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 import type { CliInput } from "./io.js";
 
 export type LoadedAttachment =

@@ -5,8 +5,6 @@ import { ownWrite } from "../channels/guard.js";
 import type { CliIo } from "./io.js";
 import { createRunFrame } from "../loop/run-frame.js";
 
-export { UsageError } from "../errors.js";
-
 /**
  * Writes a usage error to `io.stderr` before any event sink exists: `yiem: message` as text, or,
  * for commands whose stderr is an event stream in ndjson mode, one `agentEnd` event (stopReason

@@ -1,7 +1,7 @@
 /** Flag values given inline, as `@FILE`, or as `-` (stdin): one reader for every flag that takes them. */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 import type { CliIo } from "./io.js";
 
 /**

@@ -90,6 +90,9 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
   args = bareAgentFlag(optionArgs);
   const yargs = loadYargs();
   let usageFailure: string | undefined;
+  // What yiem's own code throws inside yargs (the check below) is held here and rethrown after
+  // parsing, so everything `.fail` sees is a verdict of yargs itself: a usage error.
+  let ownFailure: { error: unknown } | undefined;
   const cli = yargs()
     .scriptName("yiem")
     .usage("$0 <command> [options]\n\nRun LLM agents from the shell: a YAML spec in, the answer on stdout, NDJSON events on stderr.")
@@ -156,7 +159,14 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
       .demandCommand(1, "Name an mcp command: list or serve."))
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
     .command("completion [bash|zsh|fish]", "Print a shell completion script (bash, zsh, fish)")
-    .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
+    .check((_argv, options) => {
+      try {
+        return missingFlagValue(args, options as unknown as YargsOptions) ?? true;
+      } catch (error) {
+        ownFailure = { error };
+        return true;
+      }
+    }, true)
     .demandCommand(1, "Name a command: run, tools, mcp, sessions, config, doctor or init (see --help).")
     .strict()
     .recommendCommands()
@@ -169,7 +179,6 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     // (written to io.stdout below), a usage problem as `usageFailure`.
     .exitProcess(false)
     .fail((message, error) => {
-      if (error instanceof Error && error.name !== "YError") throw error;
       // Described here, while yargs still knows which command it was parsing.
       usageFailure ??= describeUsageError(message ?? error?.message ?? "invalid usage", args, commandShape(cli));
     });
@@ -179,6 +188,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
   const argv = (await cli.parseAsync(joinDashValues(args), {}, (_error: unknown, _argv: unknown, text: string) => {
     output = text;
   })) as Record<string, unknown>;
+  if (ownFailure) throw ownFailure.error;
   if (usageFailure !== undefined) {
     reportUsageError(io, usageFailure, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
     return EXIT.usage;

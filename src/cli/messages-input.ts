@@ -4,7 +4,7 @@
  * Blank lines are skipped; anything else that is not such a message is a usage error naming the line.
  */
 import type { ChatMessage } from "../provider/types.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 import { deniedCallProblem } from "./session.js";
 
 /** The messages of `text`; a call to a tool `isToolAllowed` refuses is a usage error too. */

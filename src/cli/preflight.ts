@@ -15,7 +15,7 @@ import { dirname, resolve } from "node:path";
 import { displayPath } from "../config/errors.js";
 import type { ResolvedSpec } from "../config/types.js";
 import { fileKind } from "../regular-file.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 import { loadProblemMessage, type LoadProblem } from "./setup.js";
 import type { CliIo } from "./io.js";
 import { STDIN_MARK } from "./stdin-mark.js";

@@ -6,7 +6,7 @@
 import type { ResolvedSpec } from "../config/types.js";
 import { parseDuration } from "../config/duration.js";
 import type { ChatMessage } from "../provider/types.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 import { parseMessagesNdjson } from "./messages-input.js";
 import { composePrompt, STDIN_GRACE_MS, type StdinMode, type StdinResult } from "./stdin.js";
 import { STDIN_MARK } from "./stdin-mark.js";

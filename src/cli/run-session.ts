@@ -21,7 +21,7 @@
 import type { ResolvedSpec } from "../config/types.js";
 import type { RunResult } from "../loop/types.js";
 import type { ChatMessage } from "../provider/types.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 import { SessionStore, sessionStoreDir } from "../sessions/store.js";
 import type { CliIo } from "./io.js";
 import { SESSION_FORMAT, SESSION_FORMAT_VERSION, sessionMessages, type SessionFile, type SessionRun } from "../sessions/format.js";

@@ -8,7 +8,7 @@
 import { readRegularText } from "../regular-file.js";
 import type { ChatMessage } from "../provider/types.js";
 import { writePrivateFileAtomic } from "../private-file.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 
 interface SessionFile {
   version: 1;

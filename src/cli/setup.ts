@@ -130,10 +130,10 @@ export interface LoadProblem {
  * The one home of these checks, for `yiem run`, `--strict` and `yiem tools check`.
  */
 export async function findLoadProblems(spec: ResolvedSpec, loaded: LoadedTools): Promise<LoadProblem[]> {
-  const [{ programProblem }, { commandToolProgram }, { matchesGlob }, { nearestName }] = await Promise.all([
+  const [{ programProblem }, { commandToolProgram }, { hasWildcard, matchesGlob, splitGlobList }, { nearestName }] = await Promise.all([
     import("../tools/program.js"),
     import("../tools/command-tool.js"),
-    import("../tools/policy.js"),
+    import("../glob-list.js"),
     import("../nearest-name.js"),
   ]);
   const problems: LoadProblem[] = loaded.problems.map((p) => ({ path: p.path, reason: p.reason, notLoaded: true }));
@@ -155,9 +155,9 @@ export async function findLoadProblems(spec: ResolvedSpec, loaded: LoadedTools):
     const source = spec.sources[key];
     if (source === "default") continue;
     const label = source === "flag" ? flag : key;
-    for (const glob of new Set(globs.flatMap((g) => g.split(",")).map((g) => g.trim()).filter(Boolean))) {
+    for (const glob of new Set(splitGlobList(globs))) {
       if (names.some((name) => matchesGlob(glob, name))) continue;
-      const nearest = /[*?[]/.test(glob) ? undefined : nearestName(glob, names);
+      const nearest = hasWildcard(glob) ? undefined : nearestName(glob, names);
       const hint = nearest ? `did you mean ${nearest}?` : names.length ? `tools: ${listed(names)}` : "no tool is loaded";
       problems.push({ reason: `${label} ${JSON.stringify(glob)} matches no tool (${hint})` });
     }

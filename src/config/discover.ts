@@ -23,7 +23,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { mayBePlanted, plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { readRegularFileSync } from "../regular-file.js";
-import { packageRoot } from "../cache-dir.js";
+import { packageRoot } from "../package-info.js";
 import { ConfigError, displayPath } from "./errors.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
 

@@ -6,7 +6,6 @@ import path from "node:path";
 import type { SpecPath } from "../interpolate.js";
 import { YiemError } from "../errors.js";
 
-export type { SpecPath } from "../interpolate.js";
 
 export interface ConfigErrorDetails {
   /** Absolute path of the file at fault. */

@@ -14,7 +14,7 @@
  */
 import path from "node:path";
 import { ConfigError } from "./errors.js";
-import type { SpecPath } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import type { SpecProblems } from "./problems.js";
 import type { SpecSet } from "./types.js";
 

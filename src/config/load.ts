@@ -8,19 +8,19 @@
 import path from "node:path";
 import { findSpecFile, readSpecFile } from "./discover.js";
 import { ConfigError, fileError } from "./errors.js";
-import { interpolateValue } from "./interpolate.js";
+import { interpolateValue } from "../interpolate.js";
 import { checkApiKey } from "./model.js";
 import { SpecProblems } from "./problems.js";
-import type { ParsedSpecFile, SpecPath } from "./parse.js";
-import { attachSecrets, redactText, secretValues } from "./redact.js";
+import type { ParsedSpecFile } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
+import { attachSecrets } from "./redact.js";
+import { redactText } from "../redact.js";
+import { secretValues } from "../secrets.js";
 import { resolveSpec } from "./resolve.js";
 import { SOURCE_KEYS, type AgentSpec, type LoadSpecOptions, type ResolvedSpec, type SpecSet } from "./types.js";
 import { formatKey, validateSpec, type ValidateOptions } from "./validate.js";
 import { applySets, flagOf, type AppliedSet } from "./flag-sets.js";
 
-export { ConfigError } from "./errors.js";
-export { parseDuration } from "./duration.js";
-export type { AgentSpec, LoadSpecOptions, ResolvedSpec, SpecOverrides } from "./types.js";
 
 export async function loadSpec(opts: LoadSpecOptions): Promise<ResolvedSpec> {
   try {

@@ -15,8 +15,9 @@ import path from "node:path";
 import { readNamedText } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, fileError } from "./errors.js";
-import { InterpolationError, interpolateValue } from "./interpolate.js";
-import { parseSpecText, type ParsedSpecFile, type SpecPath } from "./parse.js";
+import { InterpolationError, interpolateValue } from "../interpolate.js";
+import { parseSpecText, type ParsedSpecFile } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import {
   DEFAULT_MCP_STARTUP_TIMEOUT_MS,
   type AgentSpec,

@@ -15,7 +15,7 @@ import path from "node:path";
 import { fileKind } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError } from "./errors.js";
-import type { SpecPath } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import type { SpecProblems } from "./problems.js";
 import {
   DEFAULT_API_KEY_ENV,

@@ -12,7 +12,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { readNamedText, fileKind } from "../regular-file.js";
 import { ConfigError } from "./errors.js";
-import type { SpecPath } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import type { SpecProblems } from "./problems.js";
 import type { AgentSpec, ResolvedAttachment, ResolvedOutput, SpecOverrides } from "./types.js";
 import type { JsonSchema } from "../tools/types.js";

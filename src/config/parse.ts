@@ -5,10 +5,10 @@
  */
 import path from "node:path";
 import type { Document, LineCounter, Node as YamlNode } from "yaml";
-import { fileError, type SpecPath } from "./errors.js";
+import { fileError } from "./errors.js";
+import type { SpecPath } from "../interpolate.js";
 import { cachedParse, storeParse } from "./spec-cache.js";
 
-export type { SpecPath } from "./errors.js";
 
 export interface ParsedSpecFile {
   /** Absolute path. */

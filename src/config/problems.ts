@@ -10,7 +10,7 @@
  *   line and whose `problems` holds them.
  */
 import { ConfigError } from "./errors.js";
-import type { SpecPath } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 
 export class SpecProblems {
   readonly found: ConfigError[] = [];

@@ -9,10 +9,6 @@ import type { ResolvedSpec } from "./types.js";
 import { secretValues } from "../secrets.js";
 import { createRedactor } from "../redact.js";
 
-// The secret rules have one home (../secrets.ts, ../redact.ts); re-exported for config-side callers.
-export { isSecretVariable, secretValues } from "../secrets.js";
-export { redactText } from "../redact.js";
-
 const secretsBySpec = new WeakMap<object, string[]>();
 
 /** Remember which secrets to hide for a spec (the loader calls this with its env). */

@@ -17,7 +17,8 @@ import { readNamedText } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError, displayPath, fileError } from "./errors.js";
 import { resolveModel, type ModelContext } from "./model.js";
-import type { ParsedSpecFile, SpecPath } from "./parse.js";
+import type { ParsedSpecFile } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import type { SpecProblems } from "./problems.js";
 import {
   DEFAULT_BUILTIN_TOOLS,
@@ -34,6 +35,7 @@ import {
 import { formatKey } from "./validate.js";
 import { resolveMcpServers } from "./mcp.js";
 import { resolveAttachments, resolveOutput } from "./output.js";
+import { splitGlobList } from "../glob-list.js";
 
 export interface ResolveInput {
   spec: AgentSpec;
@@ -249,10 +251,9 @@ function checkToolExecution(value: string | undefined): ToolExecutionMode | unde
   return value as ToolExecutionMode;
 }
 
-/** Flag globs: repeated flags and comma-separated items alike; undefined when not given. */
+/** Flag globs: repeated flags and comma-separated items alike (../glob-list.ts); undefined when not given. */
 function globList(values: string[] | undefined): string[] | undefined {
-  if (!values?.length) return undefined;
-  return values.flatMap((value) => value.split(",")).map((glob) => glob.trim()).filter(Boolean);
+  return values?.length ? splitGlobList(values) : undefined;
 }
 
 function limitFlag(key: keyof Limits, overrides: SpecOverrides): number | undefined {

@@ -3,11 +3,10 @@
  * resolved form every command works from (`ResolvedSpec`). Rules live in docs/spec.md.
  */
 import type { Limits, ToolExecutionMode } from "../loop/types.js";
-import type { Pricing } from "../loop/cost.js";
-import type { OutputContract, OutputMode } from "../loop/structured-output.js";
+import type { Pricing } from "../loop/types.js";
+import type { OutputContract, OutputMode } from "../loop/types.js";
 import type { JsonSchema } from "../tools/types.js";
 
-export type { BuiltinToolName } from "../tools/builtins/names.js";
 import type { BuiltinToolName } from "../tools/builtins/names.js";
 import { MODEL_DEFAULTS } from "../provider/defaults.js";
 

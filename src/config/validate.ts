@@ -5,11 +5,12 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { packageRoot } from "../cache-dir.js";
+import { packageRoot } from "../package-info.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { nearestName } from "../nearest-name.js";
 import { ConfigError, fileError as locatedError, showValue } from "./errors.js";
-import type { ParsedSpecFile, SpecPath } from "./parse.js";
+import type { ParsedSpecFile } from "./parse.js";
+import type { SpecPath } from "../interpolate.js";
 import { knownValid, storeValid } from "./spec-cache.js";
 import { newAjv } from "../ajv.js";
 

@@ -9,8 +9,6 @@ import { commandAfterHook, commandBeforeHook } from "./command-hook.js";
 import { loadModuleHook } from "./module-hook.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, type CommandHookSpec, type HookName, type HookSpec, type LoadSpecHooksOptions, type SpecHooks } from "./types.js";
 
-export * from "./types.js";
-
 export async function loadSpecHooks(spec: SpecHooks, opts: LoadSpecHooksOptions = {}): Promise<AgentHooks> {
   const cwd = resolve(opts.cwd ?? process.cwd());
   const timeoutMs = opts.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;

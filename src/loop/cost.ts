@@ -11,7 +11,6 @@
  */
 import type { AgentEvent, EventSink, Pricing } from "./types.js";
 
-export type { Pricing } from "./types.js";
 import type { Usage } from "../tools/types.js";
 
 /** The cost of `usage` in USD (see module rules). */

@@ -21,8 +21,6 @@ import type { AgentEvent, AgentEventBody, EventSink, RunFrame, RunOutcome } from
 import type { Usage } from "../tools/types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
 
-export type { RunEnding, RunFrame, RunOutcome } from "./types.js";
-
 export interface RunFrameOptions {
   runId: string;
   /** Receives every stamped event, in order. */

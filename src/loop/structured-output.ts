@@ -28,8 +28,6 @@ import { messageOf } from "../error-text.js";
 import type { FinishedCall } from "./execute.js";
 import type { OutputContract } from "./types.js";
 
-export type { OutputContract, OutputMode } from "./types.js";
-
 export const FINAL_ANSWER_TOOL = "finalAnswer";
 export const DEFAULT_OUTPUT_RETRIES = 2;
 

@@ -26,7 +26,6 @@ import { messageOf } from "../error-text.js";
 
 export type McpEmit = (body: AgentEventBody) => void;
 
-export { McpRequiredError } from "./required-error.js";
 import { McpRequiredError } from "./required-error.js";
 
 export interface McpSession {

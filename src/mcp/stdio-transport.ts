@@ -15,7 +15,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
-import { endProcessGroup, killGraceMs, trackProcessGroup } from "../tools/process.js";
+import { endProcessGroup, killGraceMs, spawnFailureText, trackProcessGroup } from "../tools/process.js";
 
 /** How long a server may take to exit by itself once its stdin is closed. */
 export const STDIN_CLOSE_WAIT_MS = 500;
@@ -72,6 +72,8 @@ export class ProcessGroupStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.child) return Promise.resolve();
     const [file, ...args] = this.options.command;
+    // node's spawn, not execa: the pipes are read live for JSON-RPC, the group is ended by
+    // endProcessGroup, and the server starts without waiting for execa to load.
     const child = spawn(file, args, {
       cwd: this.options.cwd,
       env: this.options.env,
@@ -98,7 +100,7 @@ export class ProcessGroupStdioTransport implements Transport {
     return new Promise((resolve, reject) => {
       child.once("spawn", () => resolve());
       child.once("error", (error: NodeJS.ErrnoException) => {
-        const reason = error.code === "ENOENT" ? `command not found or cwd missing: ${file}` : error.code === "EACCES" ? `command is not executable: ${file}` : error.message;
+        const reason = spawnFailureText(error.code, file) ?? error.message;
         const failure = new Error(reason);
         (failure as NodeJS.ErrnoException).code = error.code;
         reject(failure);

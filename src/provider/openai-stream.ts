@@ -16,7 +16,8 @@
 import type { AssistantMessage, FinishReason, ModelResponse, ReasoningFields, ToolCall } from "./types.js";
 import { callsWithBlock } from "./text-tool-calls.js";
 import type { Usage } from "../tools/types.js";
-import { argumentsText, parseUsage, wireToolCallList, wireUsageOf, zeroUsage } from "./wire-response.js";
+import { argumentsText, parseUsage, wireToolCallList, wireUsageOf } from "./wire-response.js";
+import { zeroUsage } from "../tools/usage.js";
 import { errorText, jsonErrorText } from "./server-errors.js";
 
 /**

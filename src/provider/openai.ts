@@ -38,7 +38,6 @@ import { tracingFetch, type HttpExchange } from "./http-trace.js";
 import { redactText } from "../redact.js";
 import { MODEL_DEFAULTS } from "./defaults.js";
 
-export { isRetryableStatus, retryDelayMs } from "./retry.js";
 
 /** Whether streamed requests ask for usage: "auto" asks and stops asking when the server refuses. */
 export type StreamUsage = "auto" | boolean;

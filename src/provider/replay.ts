@@ -17,7 +17,8 @@ import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, 
 import { callsWithBlock } from "./text-tool-calls.js";
 import { zeroUsage } from "../tools/usage.js";
 import { ModelError } from "./types.js";
-import { argumentsText, buildRequestBody, contentText, parseUsage } from "./wire.js";
+import { buildRequestBody, contentText } from "./wire.js";
+import { argumentsText, parseUsage } from "./wire-response.js";
 import { reasoningFor } from "./reasoning.js";
 
 /** One assistant turn as stored in a replay file (the form the recorder writes). */

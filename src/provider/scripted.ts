@@ -11,7 +11,7 @@ import type { Usage } from "../tools/types.js";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, Provider, ResponseFormat, ToolSpec } from "./types.js";
 import { callsWithBlock } from "./text-tool-calls.js";
 import { ModelError } from "./types.js";
-import { argumentsText } from "./wire.js";
+import { argumentsText } from "./wire-response.js";
 
 export interface ScriptedTurn {
   content?: string;

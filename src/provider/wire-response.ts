@@ -85,4 +85,3 @@ export function parseUsage(raw: unknown): Usage {
   return parsed;
 }
 
-export { zeroUsage } from "../tools/usage.js";

@@ -382,4 +382,3 @@ export function contentText(parts: ContentPart[]): string {
 
 // ---- responses (see wire-response.ts) ----
 
-export { argumentsText, parseUsage, parseWireMessage, zeroUsage } from "./wire-response.js";

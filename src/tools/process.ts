@@ -9,12 +9,14 @@
  *   (`killGraceMs`, env `YIEM_KILL_GRACE_MS`, default 2000); when the main process ends, whatever
  *   is left of its group is ended the same way, so no grandchild outlives a call;
  * - live groups are tracked: `killAllChildren()` ends them at once (and runs on process exit).
+ *
+ * execa starts the child, writes its stdin and reports how it ended. Its `timeout`,
+ * `cancelSignal`, `forceKillAfterDelay`, `maxBuffer`, `cleanup` and line splitting are not used,
+ * each for the reason noted where the call is made: they act on the child's pid, never its group,
+ * or stop reading where yiem must read on.
  */
 import { StringDecoder } from "node:string_decoder";
 import { isSecretEnvVar } from "../secrets.js";
-
-// The secret-name rule has one home (../secrets.ts); re-exported for tool-side callers.
-export { addSecretEnvNames, isSecretEnvVar } from "../secrets.js";
 
 /**
  * The environment of every child (command tools, command hooks): the parent's without secret
@@ -161,12 +163,18 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     env: options.env,
     extendEnv: false,
     input: options.input,
+    // Its own process group, so one kill(-pgid) reaches every grandchild too.
     detached: true,
+    // execa's cleanup kills only the child's pid at exit; the exit hook (trackGroup) ends the group.
     cleanup: false,
+    // No maxBuffer: hitting it destroys the stream and fails the call; yiem keeps reading, drops
+    // the rest and marks the cut (a chatty tool still succeeds). Output is read below instead.
     buffer: false,
     reject: false,
     shell: false,
     windowsHide: true,
+    // No timeout / cancelSignal / forceKillAfterDelay: they signal the child's pid alone, which
+    // leaves its grandchildren holding the pipes; `stop` below ends the whole group (endGroup).
   });
   const pgid = child.pid;
   outcome.pid = pgid;
@@ -187,6 +195,8 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
     stdoutChunks.push(stdoutDecoder.write(kept));
   });
 
+  // Not execa's line splitting (`lines`, generator transforms): it holds a line until its newline
+  // comes, without bound; a hostile tool's endless line must be cut at MAX_LINE_CHARS.
   const stderr = new LineSplitter(maxBytes, options.onStderrLine);
   child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
 
@@ -227,9 +237,14 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessOut
 }
 
 function spawnErrorMessage(result: { code?: string; message: string }, file: string): string {
-  if (result.code === "ENOENT") return `command not found or cwd missing: ${file}`;
-  if (result.code === "EACCES") return `command is not executable: ${file}`;
-  return result.code ? `${result.code} starting ${file}` : result.message.split("\n")[0];
+  return spawnFailureText(result.code, file) ?? (result.code ? `${result.code} starting ${file}` : result.message.split("\n")[0]);
+}
+
+/** The text of the common reasons a program does not start (also for MCP stdio servers); else undefined. */
+export function spawnFailureText(code: string | undefined, file: string): string | undefined {
+  if (code === "ENOENT") return `command not found or cwd missing: ${file}`;
+  if (code === "EACCES") return `command is not executable: ${file}`;
+  return undefined;
 }
 
 /**

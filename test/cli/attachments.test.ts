@@ -1,5 +1,5 @@
 /**
- * Issue 23 point 3 through the real CLI: `-a/--attach` (repeatable, `-` for stdin) and spec
+ * Through the real CLI: `-a/--attach` (repeatable, `-` for stdin) and spec
  * `attachments:`: text as named fenced blocks, png/jpeg/gif/webp as image parts (by their bytes,
  * not their names), each refusal (binary, missing, over a cap, stdin twice) exit 2 before any
  * model call, and attachments kept by `--session` and `--record`/replay. Every request body is

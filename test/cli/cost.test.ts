@@ -1,5 +1,5 @@
 /**
- * Issue 23 point 4 through the real CLI: spec `model.pricing` puts `costUsd` on every usage object
+ * Through the real CLI: spec `model.pricing` puts `costUsd` on every usage object
  * of the events and the result (cached prompt tokens at their own price when the server reports
  * them), and `limits.maxCostUsd` / `--budget-usd` stop a run as the token budget does (stopReason
  * budget, exit 3). Without pricing nothing is priced.

@@ -1,5 +1,5 @@
 /**
- * `yiem doctor` through the CLI, against every server profile of test/helpers/server-profiles.ts
+ * `yiem doctor` through the CLI, against every server profile of test/support/server-profiles.ts
  * (and a server without a tool-call parser): the probes, the table and JSON, the exit codes, and
  * the proof that matters: the spec keys doctor advises, given to `yiem run` as `--set`, make a
  * tool run against that same server pass, without one request refused. Where the advice changes

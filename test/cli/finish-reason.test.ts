@@ -1,5 +1,5 @@
 /**
- * Issue 17 point 3: a final answer cut by the model's token limit (`finish_reason: length`) is
+ * A final answer cut by the model's token limit (`finish_reason: length`) is
  * not a completed run: stopReason `maxTokens`, exit 3, the partial text still printed; and
  * `--output json` carries `finishReason` (of the last response, null when there was none) on
  * every run.

@@ -1,5 +1,5 @@
 /**
- * Seed fidelity through the CLI (issue 14 item 6, issue 13 item 10): `yiem tools call` frames its
+ * Seed fidelity through the CLI: `yiem tools call` frames its
  * events with agentStart/agentEnd and redacts secrets like `run`; listTools never lists a denied
  * tool (spec `tools.deny`, `--deny-tools`); a command afterToolCall hook may set usage.
  */

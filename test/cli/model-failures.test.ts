@@ -1,5 +1,5 @@
 /**
- * Issue 17 point 8: a rejected key says so, and a server error that only repeats itself is not
+ * A rejected key says so, and a server error that only repeats itself is not
  * retried to the end of the budget.
  * - A 401 or 403 names the variable the key came from ("the server at URL rejected the key in
  *   $VAR") and is never retried, even when the server says `x-should-retry: true`.
@@ -10,7 +10,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAIProvider } from "../../src/provider/openai.js";
 import { repeatsItself } from "../../src/provider/retry.js";
-import { ModelError } from "../../src/provider/types.js";
+import { ModelError, type RetryInfo } from "../../src/provider/types.js";
+import { exitCodeForError } from "../../src/cli/exit-codes.js";
 import { reply, startChatServer, type ChatReply, type ChatServer } from "../support/chat-server.js";
 import { llamaCppError } from "../support/server-profiles.js";
 import { compatProject, type CompatProject } from "../support/compat-cli.js";
@@ -74,38 +75,62 @@ describe("a rejected key (through the CLI)", () => {
   });
 });
 
-describe("a server error that repeats itself (through the CLI)", () => {
-  it("llama.cpp's 500 'tools param requires --jinja flag' twice: stops after the second answer, saying so; exit 1", async () => {
+/** A provider as the compat project's spec makes it (maxRetries 3 unless given), and its retries. */
+async function complete(s: ChatServer, maxRetries = 3) {
+  const seen: RetryInfo[] = [];
+  const provider = createOpenAIProvider({ model: "test-model", baseURL: s.url, apiKey: KEY, apiKeyEnv: "TEST_API_KEY", maxRetries, timeoutMs: 5000 });
+  const outcome = await provider.complete({ messages: [{ role: "user", content: "go" }], tools: [], signal: new AbortController().signal, onRetry: (info) => seen.push(info) }).then(
+    (response) => ({ response, error: undefined }),
+    (error: unknown) => ({ response: undefined, error }),
+  );
+  return { ...outcome, retries: seen };
+}
+
+describe("a server error that repeats itself (at the provider)", () => {
+  it("llama.cpp's 500 'tools param requires --jinja flag' twice: stops after the second answer, saying so", async () => {
     const jinja = llamaCppError("tools param requires --jinja flag");
     server = await startChatServer([jinja, jinja, jinja, jinja]);
-    const r = await project.run(server);
-    expect(r.code).toBe(1);
+    const { error, retries } = await complete(server);
+    expect(error).toBeInstanceOf(ModelError);
+    expect(exitCodeForError(error)).toBe(1);
     expect(server.requests).toHaveLength(2);
-    expect(retries(r.events)).toHaveLength(1);
-    expect(r.end.error).toContain("HTTP 500: tools param requires --jinja flag (after 2 attempts); the server gave the same answer to the retry, so it is not retried again");
+    expect(retries).toHaveLength(1);
+    expect((error as Error).message).toContain("HTTP 500: tools param requires --jinja flag (after 2 attempts); the server gave the same answer to the retry, so it is not retried again");
     server.assertClean();
   });
 
-  it("a 500 whose message changes keeps the whole budget (maxRetries 3: 4 requests), then the run succeeds", async () => {
+  it("a 500 whose message changes keeps the whole budget (maxRetries 3: 4 requests), then the answer comes", async () => {
     server = await startChatServer([reply.error(500, "overloaded (req_1)"), reply.error(500, "overloaded (req_2)"), reply.error(500, "overloaded (req_3)"), reply.stream({ content: "ok" })]);
-    const r = await project.run(server);
-    expect(r.code, r.stderr).toBe(0);
+    const { response, error, retries } = await complete(server);
+    expect(error).toBeUndefined();
+    expect(response!.message.content).toBe("ok");
     expect(server.requests).toHaveLength(4);
-    expect(retries(r.events)).toHaveLength(3);
+    expect(retries).toHaveLength(3);
   });
 
   it("the same 500 with retry-after, and the same 503, are retried to the end of the budget", async () => {
     const later = reply.error(500, "busy", { "retry-after-ms": "5" });
     const unavailable = reply.error(503, "Service Unavailable", { "retry-after-ms": "5" });
     server = await startChatServer([later, later, unavailable, unavailable, reply.stream({ content: "ok" })]);
-    const p = await compatProject({ maxRetries: 4 });
-    try {
-      const r = await p.run(server);
-      expect(r.code, r.stderr).toBe(0);
-      expect(server.requests).toHaveLength(5);
-    } finally {
-      await p.remove();
-    }
+    const { response, error, retries } = await complete(server, 4);
+    expect(error).toBeUndefined();
+    expect(response!.message.content).toBe("ok");
+    expect(server.requests).toHaveLength(5);
+    expect(retries).toHaveLength(4);
+  });
+});
+
+describe("a server error that repeats itself (through the CLI)", () => {
+  it("the repeated 500 ends the run: one retry event, the provider's message in agentEnd, exit 1", async () => {
+    const jinja = llamaCppError("tools param requires --jinja flag");
+    server = await startChatServer([jinja, jinja, jinja, jinja]);
+    const r = await project.run(server);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(server.requests).toHaveLength(2);
+    expect(retries(r.events)).toHaveLength(1);
+    expect(r.end.error).toContain("(after 2 attempts); the server gave the same answer to the retry, so it is not retried again");
+    server.assertClean();
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Issue 20 points 1 and 2 through the real CLI: the model and limit flags (`--temperature`,
+ * Through the real CLI: the model and limit flags (`--temperature`,
  * `--max-tokens`, `--budget`, `--max-retries`, `--api-key-env`), the generic `--set
  * KEY.PATH=VALUE` (read as YAML, checked by the spec schema like the file, errors all at once and
  * naming the flag), flag > environment > spec precedence, `yiem config` sources, and `--system

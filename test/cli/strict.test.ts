@@ -1,5 +1,5 @@
 /**
- * Issue 17, points 6, 7 and 11, through the real binary: strict loading for CI (`--strict`, spec
+ * Through the real binary: strict loading for CI (`--strict`, spec
  * `strict: true`, `yiem tools check`), every mistake reported at once before the API key is asked
  * for, tool globs that match nothing, and `--session`/`--record` into a folder that does not exist.
  */
@@ -67,7 +67,7 @@ function loneEnd(r: CliResult): string {
   return String(r.events[0].error);
 }
 
-describe("point 6: strict loading", { timeout: 60_000 }, () => {
+describe("strict loading", { timeout: 60_000 }, () => {
   it("yiem tools check reports a command tool with a missing script or program, and a hook that cannot be executed", async () => {
     const dir = await brokenProject();
     const r = await runCli(["tools", "check"], { cwd: dir, env: NO_SERVER });
@@ -159,7 +159,7 @@ describe("point 6: strict loading", { timeout: 60_000 }, () => {
   });
 });
 
-describe("point 7: every mistake at once, before the API key is asked for", { timeout: 60_000 }, () => {
+describe("every mistake at once, before the API key is asked for", { timeout: 60_000 }, () => {
   it("all spec errors, missing files, bad flag values and the missing prompt in one report; no key asked for", async () => {
     const dir = await project([
       "model:",
@@ -203,7 +203,7 @@ describe("point 7: every mistake at once, before the API key is asked for", { ti
   });
 });
 
-describe("point 11: tool globs that match nothing, and --session into a missing folder", { timeout: 60_000 }, () => {
+describe("tool globs that match nothing, and --session into a missing folder", { timeout: 60_000 }, () => {
   it("--allow-tools and --deny-tools globs that match no tool are warnings, with the nearest tool name", async () => {
     const dir = await project([...SERVER_MODEL, "tools: { deny: [getSecret*] }"]);
     server = await startChatServer([reply.json({ content: "ok" })]);

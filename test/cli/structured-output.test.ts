@@ -1,5 +1,5 @@
 /**
- * Issue 23 points 1, 2 and 5 through the real CLI against the scripted server: `--output-schema`
+ * Through the real CLI against the scripted server: `--output-schema`
  * and spec `output` in both modes (valid at once, invalid then fixed, invalid until the retries
  * run out → outputInvalid exit 3, prose instead of the tool, a server that refuses
  * response_format), stdout piped into jq, `--output json`'s `structured`, and every request body

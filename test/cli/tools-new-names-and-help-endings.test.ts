@@ -1,5 +1,5 @@
 /**
- * Issue 20 point 7, through the real CLI: `yiem tools new` takes the tool names docs/tools.md
+ * Through the real CLI: `yiem tools new` takes the tool names docs/tools.md
  * documents (hyphens), `yiem tools --help` ends with exit codes, and a usage error in the
  * pretty view prints the error without a "0 turns · 0 tokens" summary.
  */

@@ -75,7 +75,7 @@ describe("yiem tools list", { timeout: 120_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^fine\t/m);
     const warnings = expectValidEvents(r.stderr);
-    // An invalid schema is a load problem too (issue 14 item 4).
+    // An invalid schema is a load problem too.
     expect(warnings.map((w) => [w.type, String(w.path).split("/").pop()])).toEqual([["warning", "badschema.ts"], ["warning", "syntax.ts"]]);
   });
 });

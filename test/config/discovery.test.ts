@@ -1,5 +1,5 @@
 /**
- * Issue 13, items 1 and 3: finding the spec runs no code, reads only the documented places, and
+ * Finding the spec runs no code, reads only the documented places, and
  * never leaves the project (git root, home folder, untrusted parents, the file-system root); a
  * FIFO named like a spec or a tool file is refused without hanging.
  */

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseDuration } from "../../src/config/load.js";
+import { ConfigError } from "../../src/config/errors.js";
+import { parseDuration } from "../../src/config/duration.js";
 
 describe("parseDuration", () => {
   it.each([

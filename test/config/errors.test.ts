@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError, loadSpec } from "../../src/config/load.js";
+import { loadSpec } from "../../src/config/load.js";
+import { ConfigError } from "../../src/config/errors.js";
 import type { LoadSpecOptions } from "../../src/config/types.js";
 import { tempProject, type TempProject } from "../fixtures/config/temp-project.js";
 

@@ -295,12 +295,12 @@ describe("precedence: flag > env > spec > default", () => {
 
 describe("interpolateString", () => {
   it.each(["${1X}", "${ VAR }", "${VAR", "a ${} b"])("rejects the malformed placeholder %j", async (text) => {
-    const { interpolateString } = await import("../../src/config/interpolate.js");
+    const { interpolateString } = await import("../../src/interpolate.js");
     expect(() => interpolateString(text, { VAR: "v" })).toThrow(/bad placeholder/);
   });
 
   it("keeps text without placeholders and handles several in one string", async () => {
-    const { interpolateString } = await import("../../src/config/interpolate.js");
+    const { interpolateString } = await import("../../src/interpolate.js");
     expect(interpolateString("$HOME and $1 stay", {})).toBe("$HOME and $1 stay");
     expect(interpolateString("${A}/${B:-b}/${C:-}", { A: "a" })).toBe("a/b/");
   });

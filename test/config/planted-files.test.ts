@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 1: a spec, tool folder or tool file another local user planted in a folder
+ * A spec, tool folder or tool file another local user planted in a folder
  * others can write to is refused also when it is a link (judged by the link's own owner, not its
  * target), and `$HOME` ends the spec search also when it is reached through a link.
  * The other user is uid 12345: the planting needs `chown`, so those cases run as root (as in CI);

@@ -1,7 +1,9 @@
 import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadSpec } from "../../src/config/load.js";
-import { redactSpec, redactText, secretValues } from "../../src/config/redact.js";
+import { redactSpec } from "../../src/config/redact.js";
+import { redactText } from "../../src/redact.js";
+import { secretValues } from "../../src/secrets.js";
 import { tempProject, type TempProject } from "../fixtures/config/temp-project.js";
 
 const KEY = "sk-proj-SECRETSECRET-0123456789";

@@ -1,5 +1,5 @@
 /**
- * Issue 18, items 3, 4 and 5, through the CLI: runs whose code hangs or escapes the run still end
+ * Through the CLI: runs whose code hangs or escapes the run still end
  * with exactly one agentEnd and the documented exit code.
  * - 3a: a writeTool-only spec (no tool folder) gets the watchdog: model-written `for(;;){}` ends at --timeout;
  * - 3b: a tool's abort listener that never returns is ended by the watchdog (the deadline no longer disarms it);

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "../helpers/chat-server.js";
-import { assertEventStream, runCli } from "../helpers/cli.js";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, runCli } from "../support/cli.js";
 
 /** The example tools (getTime). */
 const TOOLS = fileURLToPath(new URL("../../tools", import.meta.url));

@@ -1,5 +1,5 @@
 /**
- * Hardening (issue 13): how a `yiem run` ends when something other than the loop stops it.
+ * Hardening: how a `yiem run` ends when something other than the loop stops it.
  * - item 2: an event loop that runs dry (a module's top-level await that never settles, an import
  *   cycle through `await import()`, a tool awaiting an event that never fires with no timeout):
  *   agentEnd error and exit 1, never a silent exit 0 (`run` and `tools check`);

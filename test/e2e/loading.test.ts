@@ -1,5 +1,5 @@
 /**
- * Seed fidelity in loading and the library API (issue 14 items 4 and 5): schemas checked at load
+ * Seed fidelity in loading and the library API: schemas checked at load
  * (an invalid one is a load problem, remembered-valid ones cost no ajv on a warm start),
  * `loadTools("dir")`, `registerTool(tool)`, the built-in factories exported from "yiem", and the
  * listTools text.
@@ -71,7 +71,7 @@ describe("tool schemas are checked when loading", () => {
       const trace = join(dir, `trace-${Math.random().toString(36).slice(2)}.txt`);
       writeFileSync(trace, "");
       const r = spawnSync(process.execPath, ["--import", join(repoRoot, "bench", "lib", "trace-modules.mjs"), yiemBin, "tools", "list", "--tool-dir", join(dir, "goodonly")], {
-        // Not the caches' parent: a cache folder inside the working folder never holds the key (issue 18).
+        // Not the caches' parent: a cache folder inside the working folder never holds the key.
         cwd: join(dir, "goodonly"),
         env: { ...process.env, YIEM_CACHE_DIR: cliCache, YIEM_TRACE_MODULES: trace },
         encoding: "utf8",

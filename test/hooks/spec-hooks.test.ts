@@ -1,5 +1,5 @@
 /**
- * The command-hook contract exactly as docs/tools.md ("Hooks") states it (issue 14 item 6):
+ * The command-hook contract exactly as docs/tools.md ("Hooks") states it:
  * stdin keys, the environment (YIEM_HOOK, credentials removed), the spec's folder as the working
  * directory, exit 0 / exit 2 / anything else, the stdout keys of each hook, the 4000-character
  * reason, the reason of a silent exit 2, and the 30 s default timeout.

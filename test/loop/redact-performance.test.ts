@@ -1,11 +1,11 @@
 /**
- * The copy-on-write event redactor (src/loop/redact.ts) must give exactly what the copying walk
+ * The copy-on-write event redactor (src/redact.ts) must give exactly what the copying walk
  * it replaced gave (compared as JSON, the only way events leave the process, and as plain data),
  * never change its input, and pass plain values with nothing to hide through uncopied.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRedactor } from "../../src/loop/redact.js";
+import { createRedactor } from "../../src/redact.js";
 
 const SECRETS = ["s3cr3t-value", "tok"];
 

@@ -1,5 +1,5 @@
 /**
- * Seed fidelity in the loop (issue 14 item 5): loop detection across turns only, afterToolCall and
+ * Seed fidelity in the loop: loop detection across turns only, afterToolCall and
  * usage, parallelToolExecute in sequential mode, and listTools under the run's policy.
  */
 import { describe, expect, it } from "vitest";

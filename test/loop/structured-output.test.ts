@@ -1,5 +1,5 @@
 /**
- * The loop side of issue 23 with the scripted model (in process): the final-answer tool beside the
+ * Structured output in the loop, with the scripted model (in process): the final-answer tool beside the
  * run's tools and its policy, the strict-mode check, cost arithmetic, and a user message with
  * images on the wire (serialised bytes equal to the built body).
  */

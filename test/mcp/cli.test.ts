@@ -162,6 +162,18 @@ describe("yiem mcp list and yiem tools with MCP servers", { timeout: 120_000 }, 
   });
 });
 
+describe("mcp serve with a required MCP server that fails", { timeout: 120_000 }, () => {
+  it("exit 1: the server's mcpServerError event, then agentEnd naming it (told by its type, not its name)", async () => {
+    const dir = await project({ mcpServers: { broken: fixture("die") } });
+    const r = await runCli(["mcp", "serve", "--events", "ndjson"], { cwd: dir, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.events.map((e) => e.type)).toEqual(["mcpServerError", "agentEnd"]);
+    expect(r.events[0]).toMatchObject({ server: "broken", phase: "handshake", required: true });
+    expect(r.events[1]).toMatchObject({ stopReason: "error", error: expect.stringContaining('MCP server "broken" failed (handshake)') });
+  });
+});
+
 describe("MCP tools are tools like any other", { timeout: 120_000 }, () => {
   it("a command hook sees the MCP tool's name and may block it: no call starts", async () => {
     server = await startChatServer([

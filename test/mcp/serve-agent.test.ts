@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer, type ReceivedRequest } from "../support/chat-server.js";
 import { assertEventStream, runCli, yiemBin } from "../support/cli.js";
-import { inspector, serveEnv, serveProject, serveRuns, serveV2, yiemServe, type Served } from "../helpers/mcp-serve.js";
+import { inspector, serveEnv, serveProject, serveRuns, serveV2, yiemServe, type Served } from "../support/mcp-serve.js";
 
 const dirs: string[] = [];
 const servers: Served[] = [];

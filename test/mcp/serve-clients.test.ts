@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/s
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { yiemBin } from "../support/cli.js";
-import { inspector, serveEnv, serveProject, serveRuns, spawnServe, until, yiemServe } from "../helpers/mcp-serve.js";
+import { inspector, serveEnv, serveProject, serveRuns, spawnServe, until, yiemServe } from "../support/mcp-serve.js";
 
 const dirs: string[] = [];
 const cleanups: Array<() => Promise<unknown> | unknown> = [];

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../support/cli.js";
 import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 import { groupMembers, isAlive, reap } from "../support/processes.js";
-import { INIT, INITIALIZED, serveEnv, serveProject, serveRuns, serveV2, spawnServe, until, type Served } from "../helpers/mcp-serve.js";
+import { INIT, INITIALIZED, serveEnv, serveProject, serveRuns, serveV2, spawnServe, until, type Served } from "../support/mcp-serve.js";
 
 const dirs: string[] = [];
 const servers: Served[] = [];

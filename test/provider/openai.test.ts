@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createOpenAIProvider, retryDelayMs, type OpenAIProviderOptions } from "../../src/provider/openai.js";
+import { createOpenAIProvider, type OpenAIProviderOptions } from "../../src/provider/openai.js";
+import { retryDelayMs } from "../../src/provider/retry.js";
 import { ModelError, type ChatMessage, type ModelRequest, type RetryInfo, type ToolSpec } from "../../src/provider/types.js";
 import { reply, startChatServer, type ChatScript, type ChatServer } from "../support/chat-server.js";
 

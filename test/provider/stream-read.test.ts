@@ -1,5 +1,5 @@
 /**
- * The lean request/response path of the openai provider (performance issue 8): the body goes out
+ * The lean request/response path of the openai provider: the body goes out
  * as bytes that equal `JSON.stringify(buildRequestBody(…))`, the content-type is still
  * application/json, and the SSE body is read with one reader that stops at [DONE] — also when the
  * server keeps the response open after it, or sends more after it.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseUsage, parseWireMessage, toWireMessages } from "../../src/provider/wire.js";
+import { toWireMessages } from "../../src/provider/wire.js";
+import { parseUsage, parseWireMessage } from "../../src/provider/wire-response.js";
 import { sseData, StreamAssembler } from "../../src/provider/openai-stream.js";
 import { schemaErrors } from "../support/chat-server.js";
 

@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 6: beforeToolCall runs before any model-written code of a generated tool. A
+ * `beforeToolCall` runs before any model-written code of a generated tool. A
  * tool written by writeTool (this run, or an earlier one: a file of writeToolDir) has its
  * prepareCode and validateCode run only after the hook allowed the call, so a blocking hook
  * means none of its code ran.

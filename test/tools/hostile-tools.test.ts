@@ -1,5 +1,5 @@
 /**
- * Hardening of the tool layer (issue 13 items 4, 6, 12):
+ * Hardening of the tool layer:
  * - writeTool never replaces a file yiem's generator did not write, and by default writes to
  *   `generated-tools/` beside the spec (loaded after the toolDirs), not a reviewed tool folder;
  * - a command tool's stdout is data: JSON that looks like a tool result only counts with `output: result`;
@@ -26,7 +26,8 @@ import {
   type ToolDraft,
 } from "../../src/tools/generator.js";
 import { loadTools } from "../../src/tools/loader.js";
-import { childEnv, isSecretEnvVar } from "../../src/tools/process.js";
+import { childEnv } from "../../src/tools/process.js";
+import { isSecretEnvVar } from "../../src/secrets.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { Tool, ToolResult } from "../../src/tools/types.js";
 import { repoRoot } from "../support/cli.js";

@@ -5,10 +5,11 @@
  * it lists), 1 when it does not or the server cannot be reached, 2 on usage and spec errors.
  * Secrets are redacted from everything printed.
  */
-import { secretValues } from "../../config/redact.js";
-import { createRedactor } from "../../loop/redact.js";
+import { secretValues } from "../../secrets.js";
+import { createRedactor } from "../../redact.js";
 import { modelServerURL } from "../../provider/reasoning.js";
-import { reportUsageError, UsageError } from "../errors.js";
+import { reportUsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadSpecFromArgv } from "../setup.js";

@@ -10,7 +10,7 @@
  *   the package's files, and its `npx yiem` / `yiem run` commands use the command above.
  */
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
-import { packageRoot } from "../../cache-dir.js";
+import { packageRoot } from "../../package-info.js";
 
 export interface InstallPaths {
   /** `path` (relative to the package root) as the target folder's agent.config.yaml names it. */

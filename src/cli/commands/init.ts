@@ -18,7 +18,7 @@
  */
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { packageRoot } from "../../cache-dir.js";
+import { packageRoot } from "../../package-info.js";
 import { writeFileAtomic } from "../../atomic-write.js";
 import { EXIT } from "../exit-codes.js";
 import { reportUsageError } from "../errors.js";

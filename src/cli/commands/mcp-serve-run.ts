@@ -22,17 +22,19 @@
  */
 import { randomUUID } from "node:crypto";
 import { guardChannels } from "../../channels/guard.js";
-import { secretValues } from "../../config/redact.js";
+import { addSecretEnvNames, secretValues } from "../../secrets.js";
 import type { ResolvedSpec } from "../../config/types.js";
 import { messageOf } from "../../error-text.js";
 import type { Emit } from "../../loop/events.js";
 import { createRunFrame } from "../../loop/run-frame.js";
-import { createRedactor, type Redactor } from "../../loop/redact.js";
+import { createRedactor, type Redactor } from "../../redact.js";
 import type { AgentEvent } from "../../loop/types.js";
-import { zeroUsage } from "../../loop/usage.js";
+import { zeroUsage } from "../../tools/usage.js";
+import { McpRequiredError } from "../../mcp/required-error.js";
 import type { ServerIdentity, StdioWire } from "../../mcp/serve/stdio-wire.js";
 import type { SdkModule } from "../../mcp/serve/server.js";
-import { reportUsageError, UsageError } from "../errors.js";
+import { reportUsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { createCallSink, type EventsMode } from "../events/sink.js";
 import { EXIT, exitCodeForError, exitCodeForSignal } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
@@ -81,7 +83,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     const spec = await loadSpecFromArgv(argv, io, argv.agent !== undefined);
     redact = createRedactor(secretValues(io.env, [spec.model.apiKey, http?.token]));
     const processes = await import("../../tools/process.js");
-    processes.addSecretEnvNames(spec.model.apiKeyEnv, ...(http?.tokenEnv ? [http.tokenEnv] : []));
+    addSecretEnvNames(spec.model.apiKeyEnv, ...(http?.tokenEnv ? [http.tokenEnv] : []));
     killChildren = () => void processes.killAllChildren();
     const [loaded, hooks, { createToolPolicy }] = await Promise.all([
       loadRegistry(spec).then((l) => withMcp(l, spec, packageVersion(), signals.controller.signal)),
@@ -178,8 +180,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     const message = redact(messageOf(error));
     if (mode === "none") reportUsageError(io, message);
     else {
-      const events = (error as { name?: string; events?: AgentEvent[] } | null)?.name === "McpRequiredError" ? (error as { events: Parameters<Emit>[0][] }).events : [];
-      for (const body of events) emit(body);
+      for (const body of error instanceof McpRequiredError ? error.events : []) emit(body);
       frame.end({ stopReason: "error", turns: 0, toolCalls: 0, usage: zeroUsage(), durationMs: Math.round(performance.now() - started), error: message });
     }
     if (argv.debug && error instanceof Error && error.stack) reportUsageError(io, redact(error.stack));

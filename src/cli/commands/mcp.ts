@@ -7,7 +7,7 @@
  */
 import { secretValues } from "../../secrets.js";
 import { createRedactor } from "../../redact.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { packageVersion } from "../../package-info.js";
 import { printJson, printText } from "../output.js";

@@ -3,7 +3,7 @@
  * before or outside the loop (`Interrupted`, `endFromOutside`), and waiting on work the run's
  * signal may cut short.
  */
-import type { Pricing } from "../../loop/cost.js";
+import type { Pricing } from "../../loop/types.js";
 import { RunStop, stopOf, untilAborted } from "../../loop/abort.js";
 import type { StopReason } from "../../loop/types.js";
 import type { CliEventSink, EventsMode } from "../events/sink.js";

@@ -5,7 +5,7 @@
 import type { ResolvedSpec } from "../../config/types.js";
 import type { ChatMessage } from "../../provider/types.js";
 import { describeHolder } from "../../sessions/lock.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import type { PromptInput } from "../prompt-input.js";
 import { openRunSession, type sessionRequest } from "../run-session.js";
 import { deniedCallProblem } from "../session.js";

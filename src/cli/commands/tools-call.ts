@@ -10,9 +10,10 @@
  * Exit 0 ok, 1 error result, 2 unknown tool, invalid arguments or bad spec, 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { secretValues } from "../../secrets.js";
+import { addSecretEnvNames, secretValues } from "../../secrets.js";
 import type { Emit } from "../../loop/events.js";
-import { createRunFrame, type RunFrame } from "../../loop/run-frame.js";
+import { createRunFrame } from "../../loop/run-frame.js";
+import type { RunFrame } from "../../loop/types.js";
 import { executeToolCall, type FinishedCall } from "../../loop/execute.js";
 import { prepareArguments } from "../../loop/prepare.js";
 import { createRedactor, type Redactor } from "../../redact.js";
@@ -29,7 +30,8 @@ import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import { McpRequiredError } from "../../mcp/required-error.js";
 import { installSignalHandlers } from "../signals.js";
-import { loadToolsRegistry, loadToolsSpec, readFlagValue, unknownTool, warnProblems } from "./tools-context.js";
+import { loadToolsRegistry, loadToolsSpec, unknownTool, warnProblems } from "./tools-context.js";
+import { readFlagValue } from "../flag-value.js";
 import { contentText } from "../../tools/content.js";
 
 export async function callCommand(argv: Record<string, unknown>, io: CliIo): Promise<number> {
@@ -61,7 +63,7 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
     const spec = await loadToolsSpec(argv, io);
     redact = createRedactor(secretValues(io.env, [spec.model.apiKey]));
     const processes = await import("../../tools/process.js");
-    processes.addSecretEnvNames(spec.model.apiKeyEnv);
+    addSecretEnvNames(spec.model.apiKeyEnv);
     const { registry, problems, mcp } = await loadToolsRegistry(spec, io, { mcp: name.startsWith("mcp__") });
     closeMcp = () => mcp?.close() ?? Promise.resolve();
     const { createToolPolicy } = await import("../../tools/policy.js");
@@ -144,4 +146,3 @@ async function reportFailure(
   return exitCodeForError(error);
 }
 
-export { contentText } from "../../tools/content.js";

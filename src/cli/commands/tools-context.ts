@@ -13,7 +13,8 @@ import { messageOf } from "../../error-text.js";
 import { createRedactor, type Redactor } from "../../redact.js";
 import type { Emit } from "../../loop/events.js";
 import { createRunFrame } from "../../loop/run-frame.js";
-import { reportUsageError, UsageError } from "../errors.js";
+import { reportUsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
@@ -77,7 +78,6 @@ export function newEmitter(sink: CliEventSink, io: CliIo): Emit {
   return createRunFrame({ runId: randomUUID(), sink: (event) => sink.emit(commandRedactor(io)(event)) }).emit;
 }
 
-export { readFlagValue } from "../flag-value.js";
 
 /**
  * A path for people: relative to the current folder when inside it. Absolute paths under the

@@ -13,10 +13,11 @@ import type { ResolvedSpec } from "../../config/types.js";
 import type { JsonSchema } from "../../tools/types.js";
 import { createCallSink } from "../events/sink.js";
 import type { CliIo } from "../io.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { printText } from "../output.js";
-import { loadToolsRegistry, loadToolsSpec, readFlagValue, shownPath } from "./tools-context.js";
+import { loadToolsRegistry, loadToolsSpec, shownPath } from "./tools-context.js";
+import { readFlagValue } from "../flag-value.js";
 
 /** The example schema of `tools new` without `--schema`. */
 export const EXAMPLE_SCHEMA: JsonSchema = {

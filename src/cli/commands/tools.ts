@@ -7,7 +7,7 @@
 import type { ToolInfo } from "../../tools/types.js";
 import { createCallSink } from "../events/sink.js";
 import type { CliIo } from "../io.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { EXIT } from "../exit-codes.js";
 import { printJson, printText } from "../output.js";
 import { findLoadProblems } from "../setup.js";

@@ -12,10 +12,10 @@
  * - Once `sessionId` is set (the run's stored session, docs/sessions.md), `agentStart` and every
  *   `agentEnd` written carry it.
  */
-import { createRunFrame, type RunFrame, type RunOutcome } from "../../loop/run-frame.js";
+import { createRunFrame } from "../../loop/run-frame.js";
+import type { RunFrame, RunOutcome } from "../../loop/types.js";
 import type { AgentEvent, StopReason } from "../../loop/types.js";
 
-export type { RunOutcome } from "../../loop/run-frame.js";
 
 export interface RunStream {
   /** The run's frame: the loop and every path that ends the run outside it emit through it. */

@@ -11,7 +11,7 @@
  *   `onToolsChanged` listener once.
  */
 import type { FinishedCall } from "../../loop/execute.js";
-import { addUsage, zeroUsage } from "../../loop/usage.js";
+import { addUsage, zeroUsage } from "../../tools/usage.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import type { Tool, Usage } from "../../tools/types.js";
 import { CallGate, serveToolCall, type CallChannel, type McpCallResult, type ServedCallContext } from "./call.js";

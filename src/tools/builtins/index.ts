@@ -5,8 +5,6 @@ import { createListTools } from "./listTools.js";
 import { createWriteTool } from "./writeTool.js";
 import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./names.js";
 
-export { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./names.js";
-
 export interface BuiltinToolsContext {
   registry: ToolRegistry;
   /** Where writeTool writes (absolute); null when there is no folder. */
@@ -26,6 +24,3 @@ export function createBuiltinTools(names: BuiltinToolName[], ctx: BuiltinToolsCo
     }
   });
 }
-
-export { createListTools, formatToolTable, type ListedTool } from "./listTools.js";
-export { createWriteTool, WRITE_TOOL_INPUT_SCHEMA, type WriteToolContext, type WriteToolDetails } from "./writeTool.js";

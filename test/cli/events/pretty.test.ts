@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEventBody } from "yiem";
 import { createEventSink, type EventSinkOptions } from "../../../src/cli/events/sink.js";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 import { captureStream } from "../../support/streams.js";
 
 const ESC = "\x1b";

@@ -3,7 +3,7 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventType } from "yiem";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 
 const schema = JSON.parse(readFileSync(new URL("../../../schema/events.schema.json", import.meta.url), "utf8"));
 

@@ -9,7 +9,7 @@ import addFormats from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventBody } from "yiem";
 import { createEventSink, defaultEventsMode } from "../../../src/cli/events/sink.js";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 import { captureStream } from "../../support/streams.js";
 
 const ajv = new Ajv({ allErrors: true });
@@ -139,7 +139,7 @@ describe("ndjson sink", () => {
       "const jiti = createJiti(import.meta.url, { fsCache: false });",
       'const { createCallSink } = await jiti.import("./src/cli/events/sink.ts");',
       'const { processIo } = await jiti.import("./src/cli/host/process-io.ts");',
-      'const { createEventStamper } = await jiti.import("./src/loop/events.ts");',
+      'const { createEventStamper } = await jiti.import("./src/loop/run-frame.ts");',
       'const sink = createCallSink(processIo(), "ndjson");',
       'const stamp = createEventStamper("run_child");',
       'for (let i = 0; i < 100000; i++) sink.emit(stamp({ type: "messageUpdate", turn: 1, delta: "token " + i }));',

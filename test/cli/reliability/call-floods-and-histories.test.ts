@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 8: floods and bad files.
+ * Floods and bad files.
  * - tool calls per response are capped (limits.maxToolCallsPerResponse, default 128): the next
  *   call is rejected with a message the model can act on, later ones are dropped;
  * - `--session` messages are checked like `--input-format ndjson` lines: a malformed entry or

@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 9: tools removed by tools.deny stay hidden from the model. Calling one answers
+ * Tools removed by tools.deny stay hidden from the model. Calling one answers
  * exactly as calling a name that does not exist, and writeTool with a denied tool's name does not
  * reveal where that tool's file is.
  */

@@ -1,5 +1,5 @@
 /**
- * Hardening (issue 13): what yiem writes.
+ * Hardening: what yiem writes.
  * - item 11: the terminal sanitiser is linear (a 100,000-character hostile answer in under a
  *   second) and removes exactly what the previous regular-expression version removed; SSE line
  *   parsing reads a 32 MB line in under a second (test/provider/compat/sse-linear.test.ts checks
@@ -18,7 +18,7 @@ import { SseParser } from "../../../src/provider/openai-stream.js";
 import { serializeEvent, toJsonSafe } from "../../../src/cli/events/serialize.js";
 import { createEventSink } from "../../../src/cli/events/sink.js";
 import { printResult } from "../../../src/cli/output.js";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 import { reply, startChatServer } from "../../support/chat-server.js";
 import { parseNdjson, repoRoot } from "../../support/cli.js";
 import { captureStream } from "../../support/streams.js";

@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { runAgent } from "../../../src/loop/run-agent.js";
-import { createRedactor, createStreamRedactor } from "../../../src/loop/redact.js";
+import { createRedactor, createStreamRedactor } from "../../../src/redact.js";
 import type { AgentEvent } from "../../../src/loop/types.js";
 import { createScriptedProvider } from "../../../src/provider/scripted.js";
 import { defineTool, toolResult } from "../../../src/tools/define.js";

@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 7: secrets never print.
+ * Secrets never print.
  * - cuts (the 100,000-character tool-result cut, the 600-character server-error cut) never split a
  *   key, so no first characters of one survive redaction;
  * - `tools list` (and `--json`), `tools show` and `tools check` hide secrets as `run` does;
@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { isSecretVariable } from "../../../src/config/redact.js";
-import { createRedactor, cutText } from "../../../src/loop/redact.js";
+import { isSecretVariable } from "../../../src/secrets.js";
+import { createRedactor, cutText } from "../../../src/redact.js";
 import { childEnv } from "../../../src/tools/process.js";
 import { reply, startChatServer, type ChatServer } from "../../support/chat-server.js";
 import { runCliInProcess as runCli } from "../../support/cli-in-process.js";

@@ -1,5 +1,5 @@
 /**
- * Hardening (issue 13, item 7) through the CLI: an answer that is a JSON object with a `tool_call`
+ * Hardening through the CLI: an answer that is a JSON object with a `tool_call`
  * key (or `<tool_call>` tags) is the final answer, never a call, unless the spec opts in with
  * `model.textToolCalls: true`. Streamed and non-streamed answers; the parser itself is tested in
  * test/provider/compat/text-calls.test.ts and test/loop/control.test.ts.

@@ -1,5 +1,5 @@
 /**
- * Issue 17 point 4: tool-call arguments the server could not parse are never sent back as they
+ * Tool-call arguments the server could not parse are never sent back as they
  * came. A call cut by the length limit, or whose arguments are not a JSON object, is rejected,
  * and the assistant message of the next request carries `{}` (or the object yiem read) instead;
  * the raw text stays in the rejection's tool result and in the events. llama.cpp's server answers

@@ -1,23 +1,27 @@
 /**
- * Issue 12 item 3: the server's error text is never lost, whatever the body looks like, and the
- * run ends with exit 1 (docs/reliability.md). Each case is one real server's shape.
+ * The server's error text is never lost, whatever the body looks like (docs/reliability.md). Each
+ * row is one real server's shape, run against the provider itself with the scripted server: the
+ * error is a ModelError (a runtime failure, exit 1), its message holds the server's own text (and
+ * the base-URL hint only for a body that is not an API's), and nothing is retried that should
+ * not be. One row goes through the CLI: exit 1, stdout empty, agentEnd carries the same message.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { exitCodeForError } from "../../../src/cli/exit-codes.js";
+import { errorKindOf } from "../../../src/errors.js";
+import { createOpenAIProvider } from "../../../src/provider/openai.js";
 import { describeErrorBody, describeNonJson } from "../../../src/provider/server-errors.js";
 import { SseParser } from "../../../src/provider/openai-stream.js";
+import { ModelError, type ModelRequest, type RetryInfo } from "../../../src/provider/types.js";
 import { RawSse, reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "../../support/chat-server.js";
 import { compatProject, type CompatProject } from "../../support/compat-cli.js";
 
 let project: CompatProject;
-let plain: CompatProject;
 let server: ChatServer | undefined;
 beforeAll(async () => {
   project = await compatProject();
-  plain = await compatProject({ stream: false });
 });
 afterAll(async () => {
   await project.remove();
-  await plain.remove();
 });
 afterEach(async () => {
   await server?.close();
@@ -153,23 +157,67 @@ const withBothModes = cases.flatMap((c): ErrorCase[] => {
   return [{ ...c, name: `${c.name}, streamed request` }, { ...c, name: `${c.name}, non-streamed request`, stream: false }];
 });
 
-describe("server error bodies through the CLI: exit 1 with the server's own message", () => {
+/** The provider as the CLI builds it from the compat project's spec (no retries, 5 s per attempt). */
+function providerFor(s: ChatServer, options: { stream?: boolean; maxRetries?: number } = {}) {
+  return createOpenAIProvider({ model: "test-model", baseURL: s.url, apiKey: "sk-compat-test", apiKeyEnv: "TEST_API_KEY", maxRetries: 0, timeoutMs: 5000, ...options });
+}
+
+function request(retries: RetryInfo[] = []): ModelRequest {
+  return { messages: [{ role: "user", content: "go" }], tools: [], signal: new AbortController().signal, onRetry: (info) => retries.push(info) };
+}
+
+/** What the provider threw for one reply (it must throw a ModelError). */
+async function modelError(c: Pick<ErrorCase, "reply" | "stream">): Promise<ModelError> {
+  server = await startChatServer([c.reply]);
+  const error = await providerFor(server, { stream: c.stream !== false }).complete(request()).then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ModelError);
+  return error as ModelError;
+}
+
+describe("server error bodies at the provider: a runtime error with the server's own message", () => {
   for (const c of withBothModes) {
     it(c.name, async () => {
-      server = await startChatServer([c.reply]);
-      const r = await (c.stream === false ? plain : project).run(server);
-      expect(r.code).toBe(1);
-      expect(r.stdout).toBe("");
-      expect(r.end).toMatchObject({ type: "agentEnd", stopReason: "error" });
-      for (const text of c.expected) expect(r.end.error).toContain(text);
-      if (!c.hint) expect(r.end.error).not.toContain(BASE_URL_HINT);
-      expect(server.requests).toHaveLength(1);
-      expect(server.requests[0].stream === true).toBe(c.stream !== false);
-      server.assertClean();
+      const error = await modelError(c);
+      expect(errorKindOf(error)).toBe("runtime");
+      expect(exitCodeForError(error)).toBe(1);
+      for (const text of c.expected) expect(error.message).toContain(text);
+      if (!c.hint) expect(error.message).not.toContain(BASE_URL_HINT);
+      expect(server!.requests).toHaveLength(1);
+      expect(server!.requests[0].stream === true).toBe(c.stream !== false);
+      server!.assertClean();
     });
   }
 
-  it("a 200 JSON body holding {error} with a retryable code (503) is retried, and the retry answers; exit 0", async () => {
+  it("a 200 JSON body holding {error} with a retryable code (503) is retried, and the retry answers", async () => {
+    server = await startChatServer([
+      { kind: "json", body: { error: { message: "Upstream overloaded", code: 503 } }, validate: false },
+      reply.json({ content: "second try" }),
+    ]);
+    const retries: RetryInfo[] = [];
+    const response = await providerFor(server, { stream: false, maxRetries: 1 }).complete(request(retries));
+    expect(response.message.content).toBe("second try");
+    expect(retries).toHaveLength(1);
+    expect(retries[0].message).toContain("Upstream overloaded");
+    expect(server.requests).toHaveLength(2);
+    server.assertClean();
+  });
+});
+
+describe("a server error body through the CLI", () => {
+  it("exit 1, stdout empty, and agentEnd's error is the provider's message", async () => {
+    const row = withBothModes[0];
+    server = await startChatServer([row.reply, row.reply]);
+    const expected = await providerFor(server).complete(request()).then(() => "", (e: unknown) => (e as Error).message);
+    const r = await project.run(server);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.end).toMatchObject({ type: "agentEnd", stopReason: "error", error: expected });
+    for (const text of row.expected) expect(r.end.error).toContain(text);
+    expect(server.requests).toHaveLength(2);
+    server.assertClean();
+  });
+
+  it("a retried 200 {error} body: the retry event carries the server's text, the answer is printed, exit 0", async () => {
     const retrying = await compatProject({ stream: false, maxRetries: 1 });
     try {
       server = await startChatServer([

@@ -1,6 +1,6 @@
 /**
- * Issue 12 item 6: `model.maxTokensField`. OpenAI's reasoning models refuse `max_tokens`;
- * Mistral refuses `max_completion_tokens`. Issue 17 point 10: OpenAI's refusal of `max_tokens` is
+ * `model.maxTokensField`. OpenAI's reasoning models refuse `max_tokens`;
+ * Mistral refuses `max_completion_tokens`. OpenAI's refusal of `max_tokens` is
  * answered by one resend with `max_completion_tokens`, so the default spec works with them.
  */
 import { afterEach, describe, expect, it } from "vitest";

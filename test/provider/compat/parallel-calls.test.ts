@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 4 and issue 17 point 10: parallel tool calls that share one stream `index` but
+ * Parallel tool calls that share one stream `index` but
  * bring a new id and a name (SGLang, lmdeploy, Gemini), or a name and no id at all after a whole
  * JSON object (Gemini), are separate calls; a new id on every chunk with an empty name (OCI)
  * continues one call.

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 1: reasoning fields go back with the turn that carried them, and only then.
+ * Reasoning fields go back with the turn that carried them, and only then.
  * Profiles: DeepSeek (refuses turn 2 without reasoning_content), Gemini via OpenRouter (refuses
  * it without reasoning_details), Mistral and Gemini (refuse any unknown message field).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 11 (SSE part): reading SSE is linear in the input. A 32 MB single line, arriving
+ * Reading SSE is linear in the input. A 32 MB single line, arriving
  * in 64 KB pieces, parses in well under a second; the bound below (3 s) is generous on purpose:
  * it only guards against quadratic blow-up (re-scanning the growing line per piece).
  */

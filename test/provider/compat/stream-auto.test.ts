@@ -1,5 +1,5 @@
 /**
- * Issue 17 point 10: `model.stream: auto` (the new default). A llama.cpp build that cannot stream
+ * `model.stream: auto` (the new default). A llama.cpp build that cannot stream
  * with tools answers 500 "Cannot use tools with stream"; under auto the request is sent once more
  * without streaming (not counted as a retry), and the run streams no more. `true` keeps failing
  * with the server's message, `false` never streams.

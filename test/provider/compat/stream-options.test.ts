@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 2: `model.streamUsage: auto|true|false`. Mistral answers 422 to stream_options;
+ * `model.streamUsage: auto|true|false`. Mistral answers 422 to stream_options;
  * in auto mode that 422 (or a 400 naming stream_options) is answered by one resend without it,
  * and the run stops sending it.
  */

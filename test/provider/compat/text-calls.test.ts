@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 7 and issue 13 item 7: calls written into the answer's text (opt-in
+ * Calls written into the answer's text (opt-in
  * `model.textToolCalls`): `<tool_call>` tags (Hermes/Qwen, old Ollama, servers without a tool
  * parser) and the whole-answer `{"tool_call": …}` form; TGI's `tool_calls` as an object; Groq's
  * `x_groq.usage`.

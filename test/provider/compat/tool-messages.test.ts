@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 5: tool messages carry the tool's `name` (Gemini's endpoint requires it), and
+ * Tool messages carry the tool's `name` (Gemini's endpoint requires it), and
  * calls the server sent without an id get ids unique across the whole run (not `call_0` every turn).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

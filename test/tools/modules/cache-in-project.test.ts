@@ -1,5 +1,5 @@
 /**
- * Issue 18, item 2: a cache key shipped with a checkout is never trusted. When `YIEM_CACHE_DIR`
+ * A cache key shipped with a checkout is never trusted. When `YIEM_CACHE_DIR`
  * is inside the project being run (a relative value, a CI cache folder under the workspace), its
  * `key` file is not used: entries there are signed with the key of the user cache folder, outside
  * any project, so a key and packs the checkout ships never run.
@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { packageRoot } from "../../../src/cache-dir.js";
+import { packageRoot } from "../../../src/package-info.js";
 import { runCliInProcess as runCli } from "../../support/cli-in-process.js";
 
 const saved = { YIEM_CACHE_DIR: process.env.YIEM_CACHE_DIR, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };

@@ -1,5 +1,5 @@
 /**
- * Issue 13, item 5: the module and spec caches trust only what this user's yiem wrote (an HMAC
+ * The module and spec caches trust only what this user's yiem wrote (an HMAC
  * under a per-user key), only a folder of this user that nobody else can write, and only regular
  * files; old entries are pruned.
  */
@@ -21,7 +21,8 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cacheBaseFor, cacheKeyFolder, packageRoot, pruneCacheFolder, trustedCacheFolder } from "../../../src/cache-dir.js";
+import { cacheBaseFor, cacheKeyFolder, pruneCacheFolder, trustedCacheFolder } from "../../../src/cache-dir.js";
+import { packageRoot } from "../../../src/package-info.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const saved = { YIEM_CACHE_DIR: process.env.YIEM_CACHE_DIR, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };

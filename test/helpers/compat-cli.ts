@@ -1,2 +1,0 @@
-/** Kept for tests written against the old layout: the helpers live in test/support/. */
-export * from "../support/compat-cli.js";
