@@ -12,7 +12,8 @@
  *   a child or a socket) is left out;
  * - the profile starts after Node's own bootstrap, which `node -e 0` (the baseline) also pays;
  * - only the main thread's profile counts (`CPU.<date>.<time>.<pid>.0.<n>.cpuprofile`): a run's
- *   watchdog worker writes a profile of its own, whose wait would otherwise be summed as work;
+ *   watchdog or exit-bound worker writes a profile of its own, whose wait would otherwise be
+ *   summed as work;
  *   that the worker was started is named (`workers`), since starting one costs a Node bootstrap;
  * - `beforeMain` is the CPU time sampled before yiem's `main` first runs: loading, compiling and
  *   evaluating the bundle's start-up files (with the Node modules they import); the rest is the
@@ -115,6 +116,6 @@ export async function profileCommand(argv, options = {}, runs = 5) {
 export function formatProfile({ total, beforeMain, workers = 0, buckets }, top = 6) {
   const parts = buckets.slice(0, top).map((b) => `${b.bucket} ${b.ms.toFixed(1)} ms`);
   const split = beforeMain === undefined ? "" : ` (loading the bundle until main runs ${beforeMain.toFixed(0)} ms, the command ${(total - beforeMain).toFixed(0)} ms)`;
-  const worker = workers > 0 ? `; plus ${workers} worker thread${workers === 1 ? "" : "s"} started (the run's watchdog: a Node bootstrap of its own, not in these figures)` : "";
+  const worker = workers > 0 ? `; plus ${workers} worker thread${workers === 1 ? "" : "s"} started (the run watchdog, the exit bound: each a Node bootstrap of its own, not in these figures)` : "";
   return `CPU profile (median of runs, self time, main thread) ${total.toFixed(0)} ms${split}: ${parts.join(", ")}${worker}`;
 }
