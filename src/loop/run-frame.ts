@@ -39,9 +39,21 @@ interface OpenTurn {
   usage: Usage | null;
 }
 
+/**
+ * Milliseconds since `startedAt` (a `performance.now()` time), or since this call without one.
+ * The default start is read from `process.hrtime`: the first use of the global `performance`
+ * loads ~10 of Node's own modules (perf_hooks), which a command that only emits warnings through
+ * a frame (`yiem tools list`) would pay at every start (docs/performance.md).
+ */
+function clockSince(startedAt: number | undefined): () => number {
+  if (startedAt !== undefined) return () => performance.now() - startedAt;
+  const start = process.hrtime.bigint();
+  return () => Number(process.hrtime.bigint() - start) / 1e6;
+}
+
 export function createRunFrame(options: RunFrameOptions): RunFrame {
   const { runId, sink } = options;
-  const startedAt = options.startedAt ?? performance.now();
+  const elapsedMs = clockSince(options.startedAt);
   let seq = 0;
   let turns = 0;
   let toolCalls = 0;
@@ -136,7 +148,7 @@ export function createRunFrame(options: RunFrameOptions): RunFrame {
         turns: endTurns ?? turns,
         toolCalls: endCalls ?? toolCalls,
         usage: endUsage ? { ...endUsage } : total(),
-        durationMs: durationMs ?? Math.round(performance.now() - startedAt),
+        durationMs: durationMs ?? Math.round(elapsedMs()),
         ...(error !== undefined ? { error } : {}),
         ...rest,
       };

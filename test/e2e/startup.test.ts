@@ -202,3 +202,41 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(heavyPackages(modules.map((m) => m.slice(4)))).toEqual(["ajv", "openai"]);
   });
 });
+
+/**
+ * Node's own modules a start-up compiles beyond `node -e 0` cost it too (~70 of them for
+ * `tools list`). These three groups are loaded only by what uses them: worker_threads by the run
+ * watchdog, perf_hooks (the global `performance`) by a run's clock, util's parseArgs and MIME
+ * (the whole `node:util`) by nothing on these paths. A CommonJS preload (no module hooks: those
+ * start a worker thread themselves) writes `process.moduleLoadList` at exit.
+ */
+describe("start-up compiles only the Node modules the command uses", () => {
+  const NOT_AT_START = ["NativeModule worker_threads", "NativeModule internal/perf/performance", "NativeModule internal/util/parse_args/parse_args"];
+
+  function builtinsLoaded(args: string[]): { code: number | null; stderr: string; loaded: string[] } {
+    const out = join(dir, `builtins-${++traceCount}.txt`);
+    const preloadCjs = join(dir, "builtins.cjs");
+    writeFileSync(preloadCjs, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n")));\n');
+    const result = spawnSync(process.execPath, ["-r", preloadCjs, yiemBin, ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, BUILTINS_FILE: out, NO_COLOR: "1" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    return { code: result.status, stderr: result.stderr, loaded: readFileSync(out, "utf8").split("\n") };
+  }
+
+  it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["--help"] }])("$args loads neither worker_threads, perf_hooks nor util's parseArgs", ({ args }) => {
+    const run = builtinsLoaded(args);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded).toContain("NativeModule stream");
+    expect(run.loaded.filter((m) => NOT_AT_START.includes(m))).toEqual([]);
+  });
+
+  it("a run with a timeout that loads tools arms the watchdog: worker_threads is loaded then (the check sees it)", () => {
+    const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded).toContain("NativeModule worker_threads");
+    expect(run.loaded).toContain("NativeModule internal/perf/performance");
+  });
+});

@@ -20,7 +20,7 @@
  */
 import { closeSync, openSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { exitProcess } from "../../channels/guard.js";
 import type { Watchdog } from "../io.js";
 
@@ -63,6 +63,9 @@ export function startWatchdog(deadlineAt: number, onStuck: () => void, graceMs =
   });
   let worker: Worker | undefined;
   try {
+    // Loaded here, not at start-up: every command's start would compile worker_threads and its
+    // ~6 internal modules for the one run in many that arms a watchdog (docs/performance.md).
+    const { Worker } = process.getBuiltinModule("node:worker_threads");
     worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, at: deadlineAt + graceMs, key } });
     worker.unref();
     worker.on("error", () => {});

@@ -9,14 +9,15 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { types } from "node:util";
+// node:util/types, not node:util: the whole util module loads parseArgs and MIME too (start-up).
+import { isModuleNamespaceObject } from "node:util/types";
 import { requireCjs } from "../../require-cjs.js";
 
 const esModuleViews = new WeakMap<object, Record<string, unknown>>();
 
 /** What `require` hands to transformed code for a value a native require returned. */
 export function asRequired(value: unknown): unknown {
-  return types.isModuleNamespaceObject(value) ? esModuleView(value as Record<string, unknown>) : value;
+  return isModuleNamespaceObject(value) ? esModuleView(value as Record<string, unknown>) : value;
 }
 
 /** An object marked `__esModule` with live getters for the exports of `namespace` (one per namespace). */
@@ -36,7 +37,7 @@ function esModuleView(namespace: Record<string, unknown>): Record<string, unknow
 
 /** The namespace an importer sees for module exports `value`. */
 export function asNamespace(value: unknown): Record<string, unknown> {
-  if (types.isModuleNamespaceObject(value)) return value as Record<string, unknown>;
+  if (isModuleNamespaceObject(value)) return value as Record<string, unknown>;
   if (value !== null && typeof value === "object" && (value as { __esModule?: unknown }).__esModule) return value as Record<string, unknown>;
   const namespace: Record<string, unknown> = {};
   if (value !== null && (typeof value === "object" || typeof value === "function")) {
