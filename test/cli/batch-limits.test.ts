@@ -112,6 +112,27 @@ describe("modes", () => {
     expect(byId.gone.error).toContain('attachment "missing.txt" not found');
   });
 
+  it("refuses an item's attachment outside the current folder (a path up, an absolute path, a link out)", async () => {
+    server = await startChatServer((request) => itemReply(request));
+    const { basename, dirname } = await import("node:path");
+    const { symlink } = await import("node:fs/promises");
+    const outside = join(dirname(dir), `${basename(dir)}-outside.txt`);
+    await writeFile(outside, "a secret\n");
+    await symlink(outside, join(dir, "link-out.txt"));
+    try {
+      await writeFile(join(dir, "esc.jsonl"), [[`../${basename(outside)}`], [outside], ["link-out.txt"]].map((attachments, i) => JSON.stringify({ id: `e${i}`, prompt: "p", attachments })).join("\n"));
+      const file = join(dir, "esc-out.jsonl");
+      const r = await yiem(["esc.jsonl", "-o", file]);
+      expect(r.code).toBe(1);
+      const results = await readResults(file);
+      expect(results).toHaveLength(3);
+      for (const x of results) expect(x).toMatchObject({ status: "error", error: expect.stringContaining("is outside the current folder") });
+    } finally {
+      await rm(outside, { force: true });
+    }
+    expect(server.received).toHaveLength(0);
+  });
+
   it("writes batchProgress at most once a second (and once more before batchEnd)", async () => {
     server = await startChatServer(async (request) => {
       await sleep(120);

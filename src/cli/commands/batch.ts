@@ -117,6 +117,9 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     sink.note(`${name}: no new items start; running items have ${flags.graceMs / 1000} s to finish (a second signal exits at once)`);
     graceTimer = setTimeout(() => stopRunning.abort(new RunStop("aborted", `the batch was stopped by ${name} and this item did not finish within the ${flags.graceMs} ms grace`)), flags.graceMs);
   };
+  // A parent that is gone (killed without passing the signal on) stops the batch as SIGHUP would.
+  cleanup.push(async () => stopWatchingParent());
+  const stopWatchingParent = io.host.watchParent(() => signals.raise("SIGHUP"));
   if (signals.controller.signal.aborted) onSignal();
   else signals.controller.signal.addEventListener("abort", onSignal, { once: true });
   cleanup.push(async () => {
