@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Files whose tests bound a duration (the linear-time parsers and sanitiser): they run after all the
@@ -17,7 +17,6 @@ export default defineConfig({
     alias: { yiem: fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
   },
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
@@ -25,13 +24,9 @@ export default defineConfig({
     // default (cores − 1, one worker on two cores) left the CPU idle half the time
     // (docs/performance.md, "The test suite").
     maxWorkers: availableParallelism() + 1,
-    // Files share a worker process instead of a fresh one each (no new process and no second import
-    // of the same modules per file); what a file changes of its process is put back after it
-    // (test/support/process-state.ts).
-    isolate: false,
-    setupFiles: ["test/support/process-state.ts"],
     projects: [
-      { extends: true, test: { name: "suite", exclude: TIMED, sequence: { groupOrder: 0 } } },
+      // `include` and `exclude` are the projects' own: set at the top level, a project would add to them.
+      { extends: true, test: { name: "suite", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...TIMED], sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: "timed", include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
     // A skipped or focused test must never pass silently.

@@ -11,8 +11,6 @@
 import type { BatchEndBody, BatchProgressBody, BatchStartBody } from "../loop/types.js";
 import type { RunTally } from "./runner.js";
 
-export type { BatchEndBody, BatchProgressBody, BatchStartBody } from "../loop/types.js";
-
 export const PROGRESS_EVERY_MS = 1000;
 
 export type BatchEventBody = BatchStartBody | BatchProgressBody | BatchEndBody | { type: "warning"; message: string };

@@ -16,6 +16,7 @@
  * - A run never throws here: any failure is an `error` result naming it, secrets redacted.
  */
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
 import { isAbsolute, relative, resolve } from "node:path";
 import { realpath, stat } from "node:fs/promises";
 import type { ResolvedSpec } from "../../config/types.js";
@@ -28,6 +29,7 @@ import type { BatchItem, BatchResult } from "../../batch/types.js";
 import { statusOf } from "../../batch/types.js";
 import { fillTemplate } from "../../batch/template.js";
 import { messageOf } from "../../error-text.js";
+import type { CliInput } from "../io.js";
 import { fileKind } from "../../regular-file.js";
 import { zeroUsage } from "../../tools/usage.js";
 import { toMessage } from "../messages-input.js";
@@ -36,6 +38,9 @@ import { composePrompt } from "../stdin.js";
 import { attachToPrompt, readAttachments } from "../attachments.js";
 
 /** What every item of a batch shares. */
+
+/** A batch never attaches stdin (`-` is refused in its flags and input lines): an input that is already at its end. */
+const NO_STDIN: CliInput = Readable.from([]);
 export interface BatchRunShared {
   spec: ResolvedSpec;
   registry: ToolRegistry;
@@ -81,7 +86,7 @@ export async function runBatchItem(item: BatchItem, shared: BatchRunShared, sign
   const runId = randomUUID();
   const startedAt = performance.now();
   try {
-    const messages = attachToPrompt(itemMessages(item, shared), await readAttachments([...shared.spec.attachments, ...(await itemFiles(item, shared.cwd))], signal));
+    const messages = attachToPrompt(itemMessages(item, shared), await readAttachments([...shared.spec.attachments, ...(await itemFiles(item, shared.cwd))], NO_STDIN, signal));
     const provider = await shared.newProvider();
     const onItemEvent = shared.onItemEvent;
     const result = await shared.runAgent({

@@ -27,7 +27,7 @@ import { join, resolve } from "node:path";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import { createRedactor } from "../../redact.js";
-import { secretValues } from "../../secrets.js";
+import { addSecretEnvNames, secretValues } from "../../secrets.js";
 import { RunStop } from "../../loop/abort.js";
 import { parseDuration } from "../../config/duration.js";
 import { modelServerURL } from "../../provider/reasoning.js";
@@ -38,12 +38,14 @@ import { openLedger, openResultsWriter } from "../../batch/ledger.js";
 import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
 import { checkInput, emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
 import { parseShard, type Shard } from "../../batch/shard.js";
-import { progressOf, round6, type BatchEndBody } from "../../batch/events.js";
+import { progressOf, round6 } from "../../batch/events.js";
+import type { BatchEndBody } from "../../loop/types.js";
 import type { InputLineError } from "../../batch/input.js";
 import type { BatchResult } from "../../batch/types.js";
 import { createBatchSink, type BatchSink } from "../events/batch-sink.js";
 import { defaultModeOf, type EventsMode } from "../events/sink.js";
-import { reportUsageError, UsageError } from "../errors.js";
+import { reportUsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 import { EXIT, exitCodeForError, exitCodeForSignal } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { STDIN_MARK } from "../stdin-mark.js";
@@ -144,7 +146,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   if (ledger.dropped > 0) sink.batch({ type: "warning", message: `${flags.output}: ${ledger.dropped} result${ledger.dropped === 1 ? "" : "s"} without a final status (aborted) removed; those items run again` });
 
   const processes = await import("../../tools/process.js");
-  processes.addSecretEnvNames(spec.model.apiKeyEnv);
+  addSecretEnvNames(spec.model.apiKeyEnv);
   const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
   const shared0 = { spec, template, isToolAllowed: allowed };
   const source: BatchSource = {
