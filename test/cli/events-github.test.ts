@@ -1,0 +1,95 @@
+/**
+ * `--events github` through the CLI (issue 25 item 8): what a workflow log gets from `yiem run`,
+ * `yiem tools call` and a usage error, read back as the runner reads workflow commands.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
+import { workflowCommands } from "../support/github.js";
+
+let dir: string;
+let server: ChatServer | undefined;
+const SECRET = "sk-test-secret-github-value";
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "yiem-cli-github-"));
+  await mkdir(join(dir, "tools"), { recursive: true });
+  await writeFile(join(dir, "package.json"), "{}");
+  await writeFile(join(dir, "agent.config.yaml"), ["model:", "  name: test-model", "  baseURL: ${TEST_BASE_URL}", "  apiKeyEnv: TEST_API_KEY", "  maxRetries: 0", ""].join("\n"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const env = (s: ChatServer) => ({ TEST_BASE_URL: s.url, TEST_API_KEY: SECRET, GITHUB_WORKSPACE: dir });
+
+describe("yiem run --events github", { timeout: 60_000 }, () => {
+  it("a completed run prints the answer on stdout and only debug lines on stderr", async () => {
+    server = await startChatServer([reply.stream({ content: "all good" })]);
+    const r = await runCli(["run", "--events", "github", "hi"], { cwd: dir, env: env(server) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("all good\n");
+    const commands = workflowCommands(r.stderr);
+    expect(commands.map((c) => c.name)).toEqual(["debug", "debug"]);
+    expect(commands[1].data).toMatch(/^yiem completed \(run [0-9a-f-]+\): 1 turns, 0 tool calls/);
+  });
+
+  it("a model failure is one ::error:: on the spec file, with the server's text redacted", async () => {
+    server = await startChatServer([reply.error(500, `upstream rejected key ${SECRET}`)]);
+    const r = await runCli(["run", "--events", "github", "hi"], { cwd: dir, env: env(server) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toContain(SECRET);
+    const errors = workflowCommands(r.stderr).filter((c) => c.name === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0].properties).toEqual({ title: "yiem failed: error", file: "agent.config.yaml" });
+    expect(errors[0].data).toContain("upstream rejected key ***");
+  });
+
+  it("a tool glob that matches nothing is a ::warning::, and the run goes on", async () => {
+    server = await startChatServer([reply.stream({ content: "done" })]);
+    const r = await runCli(["run", "--events", "github", "--allow-tools", "nosuch", "hi"], { cwd: dir, env: env(server) });
+    expect(r.code).toBe(0);
+    const warnings = workflowCommands(r.stderr).filter((c) => c.name === "warning");
+    expect(warnings).toEqual([{ name: "warning", properties: { title: "yiem: warning" }, data: expect.stringContaining('--allow-tools "nosuch" matches no tool') }]);
+  });
+
+  it("a limit (maxTurns) is an ::error:: too: the step fails with exit 3", async () => {
+    server = await startChatServer([reply.stream({ toolCalls: [{ id: "c1", name: "listTools", arguments: "{}" }] })]);
+    const r = await runCli(["run", "--events", "github", "--max-turns", "1", "hi"], { cwd: dir, env: env(server) });
+    expect(r.code).toBe(3);
+    const errors = workflowCommands(r.stderr).filter((c) => c.name === "error");
+    expect(errors.map((c) => c.properties.title)).toEqual(["yiem failed: maxTurns"]);
+  });
+
+  it("a usage error is one ::error:: titled as such, exit 2", async () => {
+    const r = await runCli(["run", "--events", "github", "--output", "xml", "hi"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(workflowCommands(r.stderr)).toEqual([{ name: "error", properties: { title: "yiem: usage error" }, data: expect.stringContaining("--output must be one of") }]);
+  });
+
+  it("a spec problem before the run is one ::error::, exit 2", async () => {
+    const r = await runCli(["run", "--events", "github", "--temperature", "hot", "hi"], { cwd: dir, env: { TEST_BASE_URL: "http://127.0.0.1:9/v1", TEST_API_KEY: SECRET } });
+    expect(r.code).toBe(2);
+    const commands = workflowCommands(r.stderr);
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toMatchObject({ name: "error", properties: { title: "yiem failed: error" } });
+    expect(commands[0].data).toContain("--temperature");
+  });
+});
+
+describe("yiem tools call --events github", { timeout: 60_000 }, () => {
+  it("an unknown tool is an ::error::, exit 2", async () => {
+    const r = await runCli(["tools", "call", "nosuchtool", "--events", "github"], { cwd: dir, env: { TEST_BASE_URL: "http://127.0.0.1:9/v1" } });
+    expect(r.code).toBe(2);
+    const errors = workflowCommands(r.stderr).filter((c) => c.name === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0].data).toContain("nosuchtool");
+  });
+});
