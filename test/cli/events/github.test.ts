@@ -90,7 +90,7 @@ describe("the github sink", () => {
   });
 
   it("a run that never started (a lone agentEnd) is an ::error:: without a file", async () => {
-    const text = await render([{ type: "agentEnd", stopReason: "error", durationMs: 0, error: "spec: model.name is required" }]);
+    const text = await render([{ type: "agentEnd", stopReason: "error", turns: 0, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 0, error: "spec: model.name is required" }]);
     const commands = workflowCommands(text);
     expect(commands).toHaveLength(1);
     expect(commands[0]).toMatchObject({ name: "error", properties: { title: "yiem failed: error" } });
@@ -129,13 +129,13 @@ describe("the github sink", () => {
 
   it("a batch item's events name the item in the title", async () => {
     const stamp = createEventStamper("run_item");
-    const end = { ...stamp({ type: "agentEnd", stopReason: "timeout", turns: 1, toolCalls: 0, usage, durationMs: 5, error: "run timed out" }), itemId: "issue-7" } as AgentEvent;
+    const end = { ...stamp({ type: "agentEnd", stopReason: "timeout", turns: 1, toolCalls: 0, usage, durationMs: 5, error: "run timed out" }), itemId: "issue-7" } as unknown as AgentEvent;
     const [error] = workflowCommands(await render([end]));
     expect(error.properties.title).toBe('yiem batch item "issue-7" failed: timeout');
   });
 
   it("every line it writes is a workflow command, never plain text", async () => {
-    const text = await render([start, { type: "warning", message: "a\nb" }, { type: "agentEnd", stopReason: "error", durationMs: 1, error: "x\n\n  ::set-env name=A::B" }]);
+    const text = await render([start, { type: "warning", message: "a\nb" }, { type: "agentEnd", stopReason: "error", turns: 0, toolCalls: 0, usage, durationMs: 1, error: "x\n\n  ::set-env name=A::B" }]);
     for (const line of parseWorkflowLines(text)) expect(line).toHaveProperty("command");
   });
 });
