@@ -10,7 +10,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = resolve(import.meta.dirname, "..", "src");
-const RANK: Record<string, number> = { base: 0, channels: 0, tools: 1, provider: 2, loop: 3, config: 4, hooks: 4, sessions: 4, mcp: 4, doctor: 4, cli: 5 };
+const RANK: Record<string, number> = { base: 0, channels: 0, tools: 1, provider: 2, loop: 3, config: 4, hooks: 4, sessions: 4, mcp: 4, doctor: 4, batch: 4, cli: 5 };
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

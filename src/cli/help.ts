@@ -100,6 +100,17 @@ ${exitCodes(["0", "Written (the path on stdout)"], ["1", "The written file faile
   "sessions show": exitCodes(["0", "Shown"], ["2", "No such session, an ambiguous prefix, or a broken session file (named)"]),
   "sessions rm": exitCodes(["0", "Removed (the ids on stdout)"], ["1", "A session is in use by another run (not removed)"], ["2", "No such session (nothing is removed)"]),
   "sessions prune": exitCodes(["0", "Pruned (the removed ids on stdout)"], ["2", "A bad --older-than, or a usage error"]),
+  batch: `Examples:
+  yiem batch -c agent.config.yaml issues.jsonl -o results.jsonl
+  yiem batch issues.jsonl -o results.jsonl --resume             # after a crash or Ctrl-C: run what is left
+  yiem batch issues.jsonl -o results-2.jsonl --shard 2/4        # one of 4 machines (1-based)
+  yiem batch files.txt -o out.jsonl --prompt-template @review.md -j 16 --rate 600
+
+${exitCodes(["0", "Every item ended ok"], ["1", "An item ended with an error (or a result could not be written)"], ["2", "A usage, spec or input error (a bad line names its number): nothing ran"], ["3", "Only limits stopped items (turns, timeout, budget, output schema), or --batch-timeout"], ["130", "Stopped by SIGINT (143 SIGTERM): running items recorded aborted; --resume runs them again"])}`,
+  "batch merge": `Examples:
+  yiem batch merge results-*.jsonl -o all.jsonl --input issues.jsonl
+
+${exitCodes(["0", "Merged: every id once (and, with --input, every input id present)"], ["1", "An id is missing, repeated or unknown, or a line is not a result (all are named)"], ["2", "A usage error (no -o, a file that cannot be read)"])}`,
   "tools check": exitCodes(["0", "Every tool loads, every schema compiles, every program can start, every tool glob matches"], ["1", "Any problem (each printed as file: reason): the ones yiem run --strict stops on"], ["2", "A spec or usage error"]),
 };
 

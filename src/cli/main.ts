@@ -15,6 +15,7 @@ import { withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
 import { STDIN_MARK } from "./stdin-mark.js";
+import { registerBatchCommands } from "./batch-flags.js";
 
 
 /**
@@ -42,6 +43,8 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   // Its own entry: the stdio channel starts before anything else of MCP loads (mcp-serve.ts).
   "mcp serve": () => import("./commands/mcp-serve.js"),
   sessions: () => import("./commands/sessions.js"),
+  batch: () => import("./commands/batch.js"),
+  "batch merge": () => import("./commands/batch-merge.js"),
 };
 
 /** Options every command takes. */
@@ -155,9 +158,10 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
       .command("serve", "Serve the spec's tools (and with --agent the agent itself) as an MCP server", (s) => withServeOptions(withCommandHelp(s, "mcp serve")))
       .demandCommand(1, "Name an mcp command: list or serve."))
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
+    .command("batch", "Run the agent on every line of a JSONL input: resumable, sharded, results as JSONL", (y) => registerBatchCommands(y, (s) => withSpecKeyOptions(withCommonOptions(s))))
     .command("completion [bash|zsh|fish]", "Print a shell completion script (bash, zsh, fish)")
     .check((_argv, options) => missingFlagValue(args, options as unknown as YargsOptions) ?? true, true)
-    .demandCommand(1, "Name a command: run, tools, mcp, sessions, config, doctor or init (see --help).")
+    .demandCommand(1, "Name a command: run, batch, tools, mcp, sessions, config, doctor or init (see --help).")
     .strict()
     .recommendCommands()
     .version(packageVersion())
@@ -188,10 +192,10 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     if (output !== "") await (await import("./output.js")).printText(output, io.stdout);
     return EXIT.ok;
   }
-  if (args[0] === "run" || args[0] === "config") keepNumberText(argv, args);
+  if (args[0] === "run" || args[0] === "config" || args[0] === "batch") keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const words = (argv._ as unknown[]).map(String);
-  const load = COMMANDS[words[0] === "mcp" && words[1] === "serve" ? "mcp serve" : words[0]];
+  const load = COMMANDS[(words[0] === "mcp" && words[1] === "serve") || (words[0] === "batch" && words[1] === "merge") ? `${words[0]} ${words[1]}` : words[0]];
   if (!load) {
     // yargs' strict mode rejects unknown commands before this point.
     reportUsageError(io, `unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
@@ -233,6 +237,8 @@ function skipHelpCache(cli: object): void {
  * passed on as STDIN_MARK, which no real argument can equal (argv strings cannot hold NUL).
  */
 function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
+  // `yiem batch - -o …`: the input is stdin.
+  if (args[0] === "batch") return { options: args.map((arg, i, all) => (arg === "-" && !takesValue(all[i - 1]) ? STDIN_MARK : arg)) };
   if (args[0] !== "run") return { options: args };
   const at = args.indexOf("--");
   const options = (at < 0 ? args : args.slice(0, at)).map((arg, i, all) =>
@@ -241,7 +247,7 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
 }
 
 /** `yiem run`'s flags that take no value; every other flag's next word is its value. */
-const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h", "--resume", "--skip-bad-lines", "--check"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 
 function takesValue(previous: string | undefined): boolean {
   return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !RUN_BOOLEAN_FLAGS.has(previous);

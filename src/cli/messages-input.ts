@@ -28,7 +28,8 @@ export function parseMessagesNdjson(text: string, isToolAllowed: (name: string) 
   return messages;
 }
 
-function toMessage(value: unknown, where: string): ChatMessage {
+/** One OpenAI-format message (a parsed JSON value) as a ChatMessage; a usage error names `where`. */
+export function toMessage(value: unknown, where: string): ChatMessage {
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new UsageError(`${where}: a message must be a JSON object`);
   const m = value as Record<string, unknown>;
   const text = (v: unknown): string => {

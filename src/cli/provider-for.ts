@@ -8,7 +8,7 @@ import type { OpenAIProviderOptions } from "../provider/openai.js";
 import type { Provider } from "../provider/types.js";
 
 /** Import this module where the provider is needed (it loads provider/create.js, not the openai package). */
-export async function providerFor(spec: ResolvedSpec, extra: Pick<OpenAIProviderOptions, "onHttp"> = {}): Promise<Provider> {
+export async function providerFor(spec: ResolvedSpec, extra: Pick<OpenAIProviderOptions, "onHttp" | "fetch"> = {}): Promise<Provider> {
   return createProvider({
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,

@@ -7,8 +7,8 @@
 import type { OpenAIProviderOptions } from "./openai.js";
 import { ModelError, type Provider } from "./types.js";
 
-/** Resolved model settings (spec, environment and flags already merged; the key itself, not its variable name). */
-export type ModelSettings = { name: string; textToolCalls?: boolean } & Omit<OpenAIProviderOptions, "model" | "fetch">;
+/** Resolved model settings (spec, environment and flags already merged; the key itself, not its variable name); `fetch` (a batch's shared limiter) is for Chat Completions models only. */
+export type ModelSettings = { name: string; textToolCalls?: boolean } & Omit<OpenAIProviderOptions, "model">;
 
 export const REPLAY_PREFIX = "replay:";
 

@@ -19,7 +19,8 @@ export function retryDelayMs(attempt: number, headers?: Headers): number {
   return Math.round(base * (1 - Math.random() * 0.25));
 }
 
-function retryAfterMs(headers?: Headers): number | undefined {
+/** The server's `retry-after-ms` / `retry-after` (seconds or an HTTP date) in ms, uncapped; undefined without one. */
+export function retryAfterMs(headers?: Headers): number | undefined {
   const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
   if (Number.isFinite(ms)) return ms;
   const value = headers?.get("retry-after");

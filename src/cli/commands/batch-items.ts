@@ -1,0 +1,151 @@
+/**
+ * One item of `yiem batch` (./batch.ts) as a full agent run: its messages (the prompt or the
+ * template, its stdin, its attachments; or a batch-request line's messages), then `runAgent`
+ * on the batch's one registry, hooks and tool policy, with its own provider, runId and events.
+ *
+ * Rules (docs/batch.md, "Inputs"):
+ * - The prompt is the item's `prompt`, or `--prompt-template` filled from its vars
+ *   (../../batch/template.ts); `stdin` is appended to it as context, as piped stdin is for
+ *   `yiem run` (../stdin.ts composePrompt); then the spec's and `--attach`'s attachments, then
+ *   the item's own (relative to the current folder; each must be a regular file).
+ * - A batch-request line's messages follow the spec's system prompt, unless they bring a system
+ *   message of their own; a template does not apply to them; they must hold a user message, and
+ *   may not call a tool the spec refuses.
+ * - `prepare` checks all of that but the files, before anything runs; the files are read when
+ *   the item runs (a missing one is that item's error).
+ * - A run never throws here: any failure is an `error` result naming it, secrets redacted.
+ */
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import type { ResolvedSpec } from "../../config/types.js";
+import type { AgentHooks, AgentEvent, RunResult } from "../../loop/types.js";
+import type { ToolRegistry } from "../../tools/registry.js";
+import type { ChatMessage } from "../../provider/types.js";
+import type { Provider } from "../../provider/types.js";
+import type { Redactor } from "../../redact.js";
+import type { BatchItem, BatchResult } from "../../batch/types.js";
+import { statusOf } from "../../batch/types.js";
+import { fillTemplate } from "../../batch/template.js";
+import { messageOf } from "../../error-text.js";
+import { fileKind } from "../../regular-file.js";
+import { zeroUsage } from "../../tools/usage.js";
+import { toMessage } from "../messages-input.js";
+import { deniedCallProblem } from "../session.js";
+import { composePrompt } from "../stdin.js";
+import { attachToPrompt, readAttachments } from "../attachments.js";
+
+/** What every item of a batch shares. */
+export interface BatchRunShared {
+  spec: ResolvedSpec;
+  registry: ToolRegistry;
+  hooks: AgentHooks;
+  isToolAllowed: (name: string) => boolean;
+  /** `--prompt-template`, read. */
+  template?: string;
+  cwd: string;
+  redact: Redactor;
+  /** A new provider for one item (each item keeps its own provider state). */
+  newProvider(): Promise<Provider>;
+  runAgent: typeof import("../../loop/run-agent.js").runAgent;
+  yiemVersion: string;
+  baseURL?: string;
+  /** Receives each item's events (already priced), tagged with the item's id; absent: none are kept. */
+  onItemEvent?: (event: AgentEvent, itemId: string) => void;
+}
+
+/** The messages of `item` before its files are attached; throws an Error saying what is wrong. */
+export function itemMessages(item: BatchItem, shared: Pick<BatchRunShared, "spec" | "template" | "isToolAllowed">): ChatMessage[] {
+  const system: ChatMessage[] = shared.spec.systemPrompt ? [{ role: "system", content: shared.spec.systemPrompt }] : [];
+  if (item.messages) {
+    if (shared.template !== undefined) throw new Error("--prompt-template fills prompts; a batch-request line (custom_id) brings its own messages");
+    const messages = item.messages.map((value, at) => toMessage(value, `body.messages[${at}]`));
+    messages.forEach((message, at) => {
+      const problem = deniedCallProblem(message, shared.isToolAllowed);
+      if (problem) throw new Error(`body.messages[${at}] ${problem}`);
+    });
+    if (!messages.some((m) => m.role === "user")) throw new Error("body.messages has no user message");
+    return messages.some((m) => m.role === "system") ? messages : [...system, ...messages];
+  }
+  const prompt = shared.template !== undefined
+    ? fillTemplate(shared.template, { prompt: item.prompt ?? "", id: item.id, ...item.vars })
+    : item.prompt;
+  if (prompt === undefined) throw new Error('no prompt: the item has no "prompt" and no --prompt-template is given');
+  const text = composePrompt([prompt], item.stdin ?? null);
+  if (text.trim() === "") throw new Error("the prompt is empty");
+  return [...system, { role: "user", content: text }];
+}
+
+/** Runs one item (see module rules); never rejects. */
+export async function runBatchItem(item: BatchItem, shared: BatchRunShared, signal: AbortSignal): Promise<BatchResult> {
+  const runId = randomUUID();
+  const startedAt = performance.now();
+  try {
+    const messages = attachToPrompt(itemMessages(item, shared), await readAttachments([...shared.spec.attachments, ...(await itemFiles(item, shared.cwd))], signal));
+    const provider = await shared.newProvider();
+    const onItemEvent = shared.onItemEvent;
+    const result = await shared.runAgent({
+      provider,
+      registry: shared.registry,
+      messages,
+      toolExecution: shared.spec.toolExecution,
+      limits: shared.spec.limits,
+      hooks: shared.hooks,
+      isToolAllowed: shared.isToolAllowed,
+      signal,
+      runId,
+      ...(onItemEvent ? { onEvent: (event: AgentEvent) => onItemEvent(event, item.id) } : {}),
+      ...(shared.spec.model.pricing ? { pricing: shared.spec.model.pricing } : {}),
+      ...(shared.spec.output ? { output: shared.spec.output } : {}),
+      framing: {
+        configPath: shared.spec.configPath,
+        yiemVersion: shared.yiemVersion,
+        startedAt,
+        ...(shared.baseURL ? { baseURL: shared.baseURL } : {}),
+      },
+    });
+    return resultOf(item, result, shared.redact);
+  } catch (error) {
+    return {
+      id: item.id,
+      runId,
+      status: signal.aborted ? "aborted" : "error",
+      stopReason: signal.aborted ? "aborted" : "error",
+      text: "",
+      usage: zeroUsage(),
+      durationMs: Math.round(performance.now() - startedAt),
+      error: shared.redact(messageOf(error)),
+    };
+  }
+}
+
+/** The item's own attachments, resolved against `cwd`; each must be a regular file. */
+async function itemFiles(item: BatchItem, cwd: string): Promise<Array<{ path: string; name: string }>> {
+  const files: Array<{ path: string; name: string }> = [];
+  for (const name of item.attachments ?? []) {
+    const path = resolve(cwd, name);
+    const stats = await stat(path).catch((error: NodeJS.ErrnoException) => {
+      throw new Error(`attachment "${name}" ${error.code === "ENOENT" ? "not found" : `cannot be read (${error.code ?? error.message})`} (${path})`);
+    });
+    if (!stats.isFile()) throw new Error(`attachment "${name}" is not a regular file (${fileKind(stats)})`);
+    files.push({ path, name });
+  }
+  return files;
+}
+
+/** The result line of a finished run. */
+export function resultOf(item: BatchItem, result: RunResult, redact: Redactor): BatchResult {
+  const { costUsd, ...usage } = result.usage;
+  return {
+    id: item.id,
+    runId: result.runId,
+    status: statusOf(result.stopReason),
+    stopReason: result.stopReason,
+    text: redact(result.text),
+    ...("structured" in result ? { structured: redact(result.structured) } : {}),
+    usage,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    durationMs: result.durationMs,
+    ...(result.error !== undefined ? { error: redact(result.error) } : {}),
+  };
+}

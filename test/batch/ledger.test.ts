@@ -1,0 +1,84 @@
+/**
+ * The results file as ledger (src/batch/ledger.ts): refused without --resume when it holds
+ * results; --resume cuts a torn last line, keeps final results, drops aborted ones (rewritten
+ * atomically); a line that is not a result is named; the one writer appends whole lines under
+ * concurrent writes.
+ */
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openLedger, openResultsWriter } from "../../src/batch/ledger.js";
+import type { BatchResult } from "../../src/batch/types.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "yiem-ledger-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const result = (id: string, status: BatchResult["status"] = "ok", text = ""): BatchResult => ({ id, runId: `run-${id}`, status, stopReason: status === "ok" ? "completed" : status === "aborted" ? "aborted" : "error", text, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, durationMs: 1 });
+const line = (r: BatchResult) => `${JSON.stringify(r)}\n`;
+
+describe("openLedger", () => {
+  it("a missing or empty file starts a new batch; one with results needs --resume", async () => {
+    expect((await openLedger(join(dir, "none.jsonl"), false)).done.size).toBe(0);
+    await writeFile(join(dir, "empty.jsonl"), "");
+    expect((await openLedger(join(dir, "empty.jsonl"), false)).done.size).toBe(0);
+    await writeFile(join(dir, "full.jsonl"), line(result("a")));
+    await expect(openLedger(join(dir, "full.jsonl"), false)).rejects.toThrow("already holds results: add --resume to continue that batch, or name a new file");
+  });
+
+  it("--resume: cuts a torn last line, keeps ok/error/limit, drops aborted lines from the file", async () => {
+    const file = join(dir, "resume.jsonl");
+    await writeFile(file, line(result("a")) + line(result("b", "aborted")) + line(result("c", "error")) + line(result("d", "limit")) + '{"id":"e","runId":"r","sta');
+    const ledger = await openLedger(file, true);
+    expect(ledger.repairedTornLine).toBe(true);
+    expect(ledger.dropped).toBe(1);
+    expect([...ledger.done]).toEqual([["a", "ok"], ["c", "error"], ["d", "limit"]]);
+    expect(await readFile(file, "utf8")).toBe(line(result("a")) + line(result("c", "error")) + line(result("d", "limit")));
+    // No temporary file is left behind.
+    expect((await readdir(dir)).filter((name) => name.includes("yiem-tmp"))).toEqual([]);
+  });
+
+  it("--resume of a file whose only line is torn leaves it empty", async () => {
+    const file = join(dir, "torn-only.jsonl");
+    await writeFile(file, '{"id":"a"');
+    const ledger = await openLedger(file, true);
+    expect(ledger).toMatchObject({ repairedTornLine: true, dropped: 0 });
+    expect(await readFile(file, "utf8")).toBe("");
+  });
+
+  it("names a complete line that is not a result", async () => {
+    const file = join(dir, "other.jsonl");
+    await writeFile(file, line(result("a")) + '{"hello": 1}\n');
+    await expect(openLedger(file, true)).rejects.toThrow(`${file} line 2: not a result (it needs "id" and "status"): is this a yiem batch results file?`);
+    await writeFile(file, "plain text\n");
+    await expect(openLedger(file, true)).rejects.toThrow(`${file} line 1: not JSON`);
+  });
+});
+
+describe("openResultsWriter", () => {
+  it("appends every result as one whole line (U+2028 and 100 kB texts too), also when many are written at once", async () => {
+    const file = join(dir, "writer.jsonl");
+    await writeFile(file, line(result("earlier")));
+    const writer = await openResultsWriter(file);
+    const big = "x".repeat(100_000);
+    const written = Array.from({ length: 500 }, (_, i) => result(`id-${i}`, "ok", i % 10 === 0 ? big : `text ${i}\u2028`));
+    await Promise.all(written.map(async (r, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i % 7));
+      writer.write(r);
+    }));
+    await writer.close();
+    const lines = (await readFile(file, "utf8")).split("\n");
+    expect(lines.pop()).toBe("");
+    const parsed = lines.map((text) => JSON.parse(text) as BatchResult);
+    expect(parsed[0].id).toBe("earlier");
+    expect(new Set(parsed.slice(1).map((r) => r.id))).toEqual(new Set(written.map((r) => r.id)));
+    expect(parsed.find((r) => r.id === "id-10")!.text).toBe(big);
+  });
+
+  it("names a results file it cannot write", async () => {
+    await expect(openResultsWriter(join(dir, "no-such-folder", "r.jsonl"))).rejects.toThrow(/-o .*r\.jsonl: cannot be written \(ENOENT\)/);
+  });
+});
