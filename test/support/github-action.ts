@@ -4,8 +4,11 @@
  * variables a runner sets (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_ACTION_PATH, RUNNER_TEMP,
  * GITHUB_WORKSPACE, CI, GITHUB_ACTIONS) and the step's `env:` with its `${{ … }}` expressions
  * substituted by a small evaluator that knows `inputs.*` (with the action's defaults),
- * `github.action_path`, `github.workspace` and `matrix.*`; any other expression fails the test
- * rather than being guessed. Also reads GITHUB_OUTPUT files (`name=value` and `name<<DELIM`).
+ * `github.*`, `matrix.*`, `secrets.*` and `env.*`; any other expression fails the test rather
+ * than being guessed. Also reads GITHUB_OUTPUT files (`name=value` and `name<<DELIM`), and runs a
+ * workflow job's steps in order (`runJob`): `run:` steps as above, `uses:` steps by handlers the
+ * test gives (the real actions cannot run here), `if: always()` honoured, lines a step wrote to
+ * GITHUB_PATH prepended to PATH for the next steps, as a runner does.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
@@ -34,6 +37,8 @@ export interface ExpressionContext {
   inputs?: Record<string, string>;
   github?: Record<string, string>;
   matrix?: Record<string, string | number>;
+  secrets?: Record<string, string>;
+  env?: Record<string, string>;
 }
 
 export async function readYaml<T>(file: string): Promise<T> {
@@ -43,7 +48,7 @@ export async function readYaml<T>(file: string): Promise<T> {
 /** `text` with every `${{ expr }}` replaced from `context` (module rules). */
 export function substitute(text: string, context: ExpressionContext): string {
   return text.replace(/\$\{\{\s*([^}]*?)\s*\}\}/g, (_all, expr: string) => {
-    const path = /^(inputs|github|matrix)\.([\w-]+)$/.exec(expr);
+    const path = /^(inputs|github|matrix|secrets|env)\.([\w-]+)$/.exec(expr);
     if (!path) throw new Error(`the test evaluator does not know the expression \${{ ${expr} }}`);
     const scope = context[path[1] as keyof ExpressionContext] as Record<string, unknown> | undefined;
     const value = scope?.[path[2]];
@@ -63,15 +68,17 @@ export interface RunnerFiles {
   temp: string;
   output: string;
   summary: string;
+  path: string;
   workspace: string;
 }
 
 /** A fresh RUNNER_TEMP with empty GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files. */
 export async function runnerFiles(workspace: string): Promise<RunnerFiles> {
   const temp = await mkdtemp(join(tmpdir(), "yiem-runner-"));
-  const files = { temp, output: join(temp, "github_output"), summary: join(temp, "step_summary"), workspace };
+  const files = { temp, output: join(temp, "github_output"), summary: join(temp, "step_summary"), path: join(temp, "github_path"), workspace };
   await writeFile(files.output, "");
   await writeFile(files.summary, "");
+  await writeFile(files.path, "");
   return files;
 }
 
@@ -87,10 +94,11 @@ export async function runStep(step: ActionStep, context: ExpressionContext & { g
   if (step.shell !== "bash") throw new Error(`step ${step.name} must say shell: bash`);
   const script = join(files.temp, `step-${Math.random().toString(36).slice(2)}.sh`);
   await writeFile(script, step.run);
-  const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([key, value]) => [key, substitute(String(value), context)]));
+  const stepEnv = Object.fromEntries(Object.entries({ ...context.env, ...step.env }).map(([key, value]) => [key, substitute(String(value), context)]));
   const dir = step["working-directory"] === undefined ? files.workspace : substitute(step["working-directory"], context);
   const cwd = isAbsolute(dir) ? dir : resolve(files.workspace, dir);
   const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", script], {
+    // The step's own env wins over the job's; the runner's variables are set under both.
     cwd,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
@@ -100,7 +108,8 @@ export async function runStep(step: ActionStep, context: ExpressionContext & { g
       GITHUB_ACTIONS: "true",
       GITHUB_OUTPUT: files.output,
       GITHUB_STEP_SUMMARY: files.summary,
-      GITHUB_ACTION_PATH: context.github.action_path,
+      ...(context.github.action_path ? { GITHUB_ACTION_PATH: context.github.action_path } : {}),
+      GITHUB_PATH: files.path,
       GITHUB_WORKSPACE: files.workspace,
       RUNNER_TEMP: files.temp,
       ...env,
@@ -135,4 +144,58 @@ export function parseOutputs(text: string): Record<string, string> {
     outputs[line.slice(0, eq)] = line.slice(eq + 1);
   }
   return outputs;
+}
+
+export interface WorkflowJob {
+  "runs-on"?: string;
+  needs?: string | string[];
+  if?: string;
+  env?: Record<string, string>;
+  strategy?: { "fail-fast"?: boolean; matrix?: Record<string, Array<string | number>> };
+  steps: Array<ActionStep & { if?: string }>;
+}
+
+export interface Workflow {
+  env?: Record<string, string | number>;
+  jobs: Record<string, WorkflowJob>;
+}
+
+/** What a `uses:` step does in a test: given its `with:` (expressions substituted) and the files. */
+export type UsesHandler = (inputs: Record<string, string>, files: RunnerFiles) => Promise<void>;
+
+export interface JobRun {
+  /** Each step that ran: its name (or uses), exit code, output. */
+  steps: Array<{ name: string; code: number | null; stdout: string; stderr: string }>;
+  /** True when every step that ran succeeded. */
+  ok: boolean;
+}
+
+/** Runs a job's steps in `files.workspace` (module rules); `env` adds to the runner's variables. */
+export async function runJob(workflow: Workflow, job: WorkflowJob, context: ExpressionContext, files: RunnerFiles, uses: Record<string, UsesHandler>, env: Record<string, string> = {}): Promise<JobRun> {
+  const workflowEnv = Object.fromEntries(Object.entries({ ...workflow.env, ...job.env }).map(([k, v]) => [k, String(v)]));
+  const full = { ...context, env: workflowEnv, github: { workspace: files.workspace, ...context.github } };
+  const run: JobRun = { steps: [], ok: true };
+  let extraPath: string[] = [];
+  for (const step of job.steps) {
+    const condition = step.if?.trim();
+    if (condition !== undefined && condition !== "always()") throw new Error(`the test runner does not know the condition if: ${condition}`);
+    if (!run.ok && condition !== "always()") continue;
+    const name = step.name ?? step.uses ?? "step";
+    if (step.uses !== undefined) {
+      const action = step.uses.split("@")[0];
+      const handler = uses[action];
+      if (!handler) throw new Error(`no test handler for uses: ${step.uses}`);
+      const given = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, substitute(String(v), { ...full, env: { ...workflowEnv, ...env } })]));
+      await handler(given, files);
+      run.steps.push({ name, code: 0, stdout: "", stderr: "" });
+      continue;
+    }
+    const stepEnv: Record<string, string> = { ...env };
+    if (extraPath.length > 0) stepEnv.PATH = `${extraPath.join(":")}:${env.PATH ?? process.env.PATH}`;
+    const result = await runStep(step, full as ExpressionContext & { github: Record<string, string> }, files, stepEnv);
+    run.steps.push({ name, ...result });
+    if (result.code !== 0) run.ok = false;
+    extraPath = (await readFile(files.path, "utf8")).split("\n").filter(Boolean).reverse();
+  }
+  return run;
 }
