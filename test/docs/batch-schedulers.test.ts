@@ -85,7 +85,10 @@ describe("docs/batch.md: the GitHub Actions workflow", { timeout: 240_000 }, () 
       const batchStep = run.steps.find((s) => s.name === "Run one shard")!;
       expect(workflowCommands(batchStep.stderr).filter((c) => c.name === "error")).toEqual([]);
     }
-    const shardIds = await Promise.all((await readdir(artifacts)).map(async (name) => idsOf(join(artifacts, name, `${name}.jsonl`))));
+    const shardArtifacts = (await readdir(artifacts)).filter((name) => /^results-\d+$/.test(name));
+    expect(shardArtifacts).toHaveLength(Number(workflow.env?.SHARDS));
+    const shardIds = await Promise.all(shardArtifacts.map(async (name) => idsOf(join(artifacts, name, `${name}.jsonl`))));
+    expect(await readdir(join(artifacts, "all-results"))).toEqual(["all.jsonl"]);
     // The shards partition the ids, and none is empty for this input.
     expect(shardIds.flat().sort()).toEqual([...allIds].sort());
     for (const ids of shardIds) expect(ids.length).toBeGreaterThan(0);

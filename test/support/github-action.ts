@@ -1,6 +1,6 @@
 /**
  * Running a composite action's steps the way a GitHub runner does, on this machine: each `run:`
- * with `bash --noprofile --norc -eo pipefail FILE`, in the step's `working-directory`, with the
+ * with `bash --noprofile --norc -eo pipefail FILE` (`shell: bash`; `bash -e FILE` without one), in the step's `working-directory`, with the
  * variables a runner sets (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_ACTION_PATH, RUNNER_TEMP,
  * GITHUB_WORKSPACE, CI, GITHUB_ACTIONS) and the step's `env:` with its `${{ … }}` expressions
  * substituted by a small evaluator that knows `inputs.*` (with the action's defaults),
@@ -91,13 +91,15 @@ export interface StepResult {
 /** Runs one `run:` step (module rules); `env` adds to the runner's variables (e.g. PATH). */
 export async function runStep(step: ActionStep, context: ExpressionContext & { github: Record<string, string> }, files: RunnerFiles, env: Record<string, string> = {}): Promise<StepResult> {
   if (step.run === undefined) throw new Error(`step ${step.name ?? step.uses} has no run:`);
-  if (step.shell !== "bash") throw new Error(`step ${step.name} must say shell: bash`);
+  // A workflow step without a shell runs with `bash -e`; `shell: bash` adds pipefail and no rc files.
+  if (step.shell !== undefined && step.shell !== "bash") throw new Error(`step ${step.name}: the test runner only knows shell: bash`);
+  const bashArgs = step.shell === "bash" ? ["--noprofile", "--norc", "-eo", "pipefail"] : ["-e"];
   const script = join(files.temp, `step-${Math.random().toString(36).slice(2)}.sh`);
   await writeFile(script, step.run);
   const stepEnv = Object.fromEntries(Object.entries({ ...context.env, ...step.env }).map(([key, value]) => [key, substitute(String(value), context)]));
   const dir = step["working-directory"] === undefined ? files.workspace : substitute(step["working-directory"], context);
   const cwd = isAbsolute(dir) ? dir : resolve(files.workspace, dir);
-  const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", script], {
+  const child = spawn("bash", [...bashArgs, script], {
     // The step's own env wins over the job's; the runner's variables are set under both.
     cwd,
     stdio: ["ignore", "pipe", "pipe"],
