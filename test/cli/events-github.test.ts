@@ -93,3 +93,45 @@ describe("yiem tools call --events github", { timeout: 60_000 }, () => {
     expect(errors[0].data).toContain("nosuchtool");
   });
 });
+
+describe("yiem batch --events github", { timeout: 120_000 }, () => {
+  const items = ["ok one", "fail two", "ok three"].map((prompt, i) => JSON.stringify({ id: `item-${i + 1}`, prompt })).join("\n") + "\n";
+
+  it("a notice for the start and the end, one ::error:: per failed item named by its id, then the batch's ::error::", async () => {
+    server = await startChatServer((request) => {
+      const prompt = String(request.body.messages.at(-1)?.content);
+      return prompt.startsWith("fail") ? reply.error(400, `refused: ${prompt} with ${SECRET}`) : reply.stream({ content: `answer to ${prompt}` });
+    });
+    await writeFile(join(dir, "items.jsonl"), items);
+    const r = await runCli(["batch", "items.jsonl", "-o", "results.jsonl", "--events", "github"], { cwd: dir, env: env(server) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toContain(SECRET);
+    const commands = workflowCommands(r.stderr).filter((c) => c.name !== "debug");
+    expect(commands.map((c) => [c.name, c.properties.title])).toEqual([
+      ["notice", "yiem batch"],
+      ["error", 'yiem batch item "item-2" failed: error'],
+      ["error", "yiem batch failed (exit 1)"],
+    ]);
+    expect(commands[0].data).toMatch(/^3 items, 4 at a time → .*results\.jsonl$/);
+    expect(commands[1].data).toContain("refused: fail two with ***");
+    expect(commands[2].data).toMatch(/^2 ok, 1 error, 0 limit, 0 aborted, 0 skipped; \d+ tokens; \d+ ms$/);
+  });
+
+  it("--shard auto says in its notice which variables it used; a clean batch ends with a notice", async () => {
+    server = await startChatServer((request) => reply.stream({ content: `answer to ${String(request.body.messages.at(-1)?.content)}` }));
+    await writeFile(join(dir, "items.jsonl"), items.replace("fail two", "ok two"));
+    const r = await runCli(["batch", "items.jsonl", "-o", "results-auto.jsonl", "--shard", "auto", "--events", "github"], { cwd: dir, env: { ...env(server), YIEM_SHARD_INDEX: "0", YIEM_SHARD_COUNT: "1" } });
+    expect(r.code, r.stderr).toBe(0);
+    const commands = workflowCommands(r.stderr).filter((c) => c.name !== "debug");
+    expect(commands.map((c) => [c.name, c.properties.title])).toEqual([["notice", "yiem batch"], ["notice", "yiem batch done"]]);
+    expect(commands[0].data).toContain("shard 1/1 (from YIEM_SHARD_INDEX=0 (0-based), YIEM_SHARD_COUNT=1)");
+  });
+
+  it("an input problem before anything runs is one ::error::, exit 2", async () => {
+    const r = await runCli(["batch", "no-such-input.jsonl", "-o", "results-none.jsonl", "--events", "github"], { cwd: dir, env: { TEST_BASE_URL: "http://127.0.0.1:9/v1", TEST_API_KEY: SECRET } });
+    expect(r.code).toBe(2);
+    const commands = workflowCommands(r.stderr);
+    expect(commands.map((c) => c.name)).toEqual(["error"]);
+    expect(commands[0].data).toContain("no-such-input.jsonl");
+  });
+});

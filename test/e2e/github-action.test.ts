@@ -165,3 +165,25 @@ describe("the run step: yiem run", { timeout: 60_000 }, () => {
     expect(r.summary).toContain("### yiem run: no result (exit 2)");
   });
 });
+
+describe("the run step: yiem batch", { timeout: 120_000 }, () => {
+  it("runs the input file's items (one shard), counts them in outputs, and lists the failed ones in the summary, escaped", async () => {
+    server = await startChatServer((request) => {
+      const prompt = String(request.body.messages.at(-1)?.content);
+      return prompt.startsWith("fail") ? reply.error(400, "refused\n| injected | row |") : reply.stream({ content: `answer to ${prompt}` });
+    });
+    const ids = ["a-1", "b|<b>2</b>", "c-3"];
+    await writeFile(join(workspace, "items.jsonl"), ids.map((id, i) => JSON.stringify({ id, prompt: i === 1 ? "fail me" : `item ${i}` })).join("\n") + "\n");
+    const r = await runAction({ spec: "agents/triage.yaml", input: "items.jsonl", shard: "1/1" });
+    expect(r.code).toBe(1);
+    const results = join(r.files.temp, "yiem-results.jsonl");
+    expect(r.outputs).toMatchObject({ "exit-code": "1", total: "3", ok: "2", failed: "1", "result-file": results });
+    expect((await readFile(results, "utf8")).trim().split("\n")).toHaveLength(3);
+    expect(r.summary).toContain("### yiem batch: ❌ 2 of 3 ok (exit 1)");
+    expect(r.summary).toContain("| b\\|&lt;b&gt;2&lt;/b&gt; | error | error | ");
+    expect(r.summary).not.toContain("| injected |");
+    const commands = workflowCommands(r.stderr).filter((c) => c.name !== "debug");
+    expect(commands.map((c) => c.name)).toEqual(["notice", "error", "error"]);
+    expect(commands[0].data).toContain("shard 1/1");
+  });
+});
