@@ -135,3 +135,14 @@ describe("yiem batch --events github", { timeout: 120_000 }, () => {
     expect(commands[0].data).toContain("no-such-input.jsonl");
   });
 });
+
+describe("yiem mcp serve --events github", { timeout: 60_000 }, () => {
+  it("a session that ends when stdin closes writes only workflow commands, no annotation", async () => {
+    const r = await runCli(["mcp", "serve", "--events", "github"], { cwd: dir, stdin: "", env: { TEST_BASE_URL: "http://127.0.0.1:9/v1", TEST_API_KEY: SECRET } });
+    expect(r.code, r.stderr).toBe(0);
+    const commands = workflowCommands(r.stderr);
+    expect(commands.length).toBeGreaterThan(0);
+    expect(commands.filter((c) => c.name === "error" || c.name === "warning")).toEqual([]);
+    expect(commands.at(-1)?.data).toMatch(/^yiem completed \(run /);
+  });
+});
