@@ -80,10 +80,11 @@ function inShard(source: BatchSource, id: string): boolean {
   return !source.shard || source.shard.count === 1 || shardOf(id, source.shard.count) === source.shard.index;
 }
 
-/** The check pass (see module rules). */
-export async function checkInput(source: BatchSource): Promise<CheckReport> {
+/** The check pass (see module rules); `signal` ends it early (the report then counts what was read). */
+export async function checkInput(source: BatchSource, signal?: AbortSignal): Promise<CheckReport> {
   const report: CheckReport = { total: 0, skipped: 0, lines: 0, problems: [], problemCount: 0 };
   for await (const entry of entries(source)) {
+    if (signal?.aborted) break;
     report.lines++;
     if ("bad" in entry) {
       report.problemCount++;

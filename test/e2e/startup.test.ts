@@ -142,7 +142,7 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(packagesOf(run.modules)).toEqual([]);
   });
 
-  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "--help"] }, { args: ["tools", "list", "--help"] }, { args: ["mcp", "serve", "--help"] }])(
+  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "--help"] }, { args: ["tools", "list", "--help"] }, { args: ["mcp", "serve", "--help"] }, { args: ["batch", "--help"] }, { args: ["batch", "merge", "--help"] }])(
     "$args loads yargs but not openai, execa, ajv or sucrase",
     ({ args }) => {
       const run = traced(args);

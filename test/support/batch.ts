@@ -64,10 +64,21 @@ export function itemReply(request: ReceivedRequest): ChatReply {
   return reply.json({ content: `done: ${prompt}`, usage: { prompt_tokens: 10, completion_tokens: 3 } });
 }
 
-/** The results file's lines, parsed (a torn last line throws). */
+let validateResult: (((value: unknown) => boolean) & { errors?: unknown }) | undefined;
+
+/** The results file's lines, parsed, each valid against schema/batch-result.schema.json (a torn last line throws). */
 export async function readResults(file: string): Promise<Array<Record<string, any>>> {
+  if (!validateResult) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    validateResult = ajv.compile(JSON.parse(readFileSync(new URL("../../schema/batch-result.schema.json", import.meta.url), "utf8")));
+  }
   const text = await readFile(file, "utf8");
-  return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  if (text !== "" && !text.endsWith("\n")) throw new Error(`${file}: the last line is torn`);
+  return text.split("\n").filter((line) => line !== "").map((line) => {
+    const value = JSON.parse(line);
+    if (!validateResult!(value)) throw new Error(`result does not match the schema: ${line.slice(0, 300)}\n${JSON.stringify(validateResult!.errors).slice(0, 500)}`);
+    return value;
+  });
 }
 
 /** `n` object lines `{"id": "item-<i>", "prompt": "…"}`, each prompt unique. */

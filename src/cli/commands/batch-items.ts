@@ -7,7 +7,7 @@
  * - The prompt is the item's `prompt`, or `--prompt-template` filled from its vars
  *   (../../batch/template.ts); `stdin` is appended to it as context, as piped stdin is for
  *   `yiem run` (../stdin.ts composePrompt); then the spec's and `--attach`'s attachments, then
- *   the item's own (relative to the current folder; each must be a regular file).
+ *   the item's own (relative to the current folder, and inside it; each a regular file).
  * - A batch-request line's messages follow the spec's system prompt, unless they bring a system
  *   message of their own; a template does not apply to them; they must hold a user message, and
  *   may not call a tool the spec refuses.
@@ -16,8 +16,8 @@
  * - A run never throws here: any failure is an `error` result naming it, secrets redacted.
  */
 import { randomUUID } from "node:crypto";
-import { resolve } from "node:path";
-import { stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve } from "node:path";
+import { realpath, stat } from "node:fs/promises";
 import type { ResolvedSpec } from "../../config/types.js";
 import type { AgentHooks, AgentEvent, RunResult } from "../../loop/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
@@ -119,14 +119,21 @@ export async function runBatchItem(item: BatchItem, shared: BatchRunShared, sign
   }
 }
 
-/** The item's own attachments, resolved against `cwd`; each must be a regular file. */
+/**
+ * The item's own attachments, resolved against `cwd`: each must be a regular file inside `cwd`
+ * (its real path, symbolic links followed), since an input line may come from untrusted data
+ * and must not send `~/.ssh/id_rsa` or `../secrets.env` to the model.
+ */
 async function itemFiles(item: BatchItem, cwd: string): Promise<Array<{ path: string; name: string }>> {
   const files: Array<{ path: string; name: string }> = [];
+  const root = await realpath(cwd);
   for (const name of item.attachments ?? []) {
-    const path = resolve(cwd, name);
-    const stats = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      throw new Error(`attachment "${name}" ${error.code === "ENOENT" ? "not found" : `cannot be read (${error.code ?? error.message})`} (${path})`);
+    const path = await realpath(resolve(cwd, name)).catch((error: NodeJS.ErrnoException) => {
+      throw new Error(`attachment "${name}" ${error.code === "ENOENT" ? "not found" : `cannot be read (${error.code ?? error.message})`} (${resolve(cwd, name)})`);
     });
+    const inside = relative(root, path);
+    if (inside === "" || inside.startsWith("..") || isAbsolute(inside)) throw new Error(`attachment "${name}" is outside the current folder (${root}): an item may attach only files under it`);
+    const stats = await stat(path);
     if (!stats.isFile()) throw new Error(`attachment "${name}" is not a regular file (${fileKind(stats)})`);
     files.push({ path, name });
   }

@@ -105,6 +105,27 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   const startedAt = performance.now();
   const problems: string[] = [];
   const flags = batchFlags(argv, io, problems);
+  // Stopping: a signal (from now on: also during the check pass) or the deadline stops new
+  // items; running items get their own signal, after the grace.
+  const stopStarting = new AbortController();
+  const stopRunning = new AbortController();
+  let timedOut = false;
+  let graceTimer: NodeJS.Timeout | undefined;
+  const onSignal = () => {
+    stopStarting.abort();
+    const name = signals.received ?? "a signal";
+    sink.note(`${name}: no new items start; running items have ${flags.graceMs / 1000} s to finish (a second signal exits at once)`);
+    graceTimer = setTimeout(() => stopRunning.abort(new RunStop("aborted", `the batch was stopped by ${name} and this item did not finish within the ${flags.graceMs} ms grace`)), flags.graceMs);
+  };
+  // A parent that is gone (killed without passing the signal on) stops the batch as SIGHUP would.
+  cleanup.push(async () => stopWatchingParent());
+  const stopWatchingParent = io.host.watchParent(() => signals.raise("SIGHUP"));
+  if (signals.controller.signal.aborted) onSignal();
+  else signals.controller.signal.addEventListener("abort", onSignal, { once: true });
+  cleanup.push(async () => {
+    clearTimeout(graceTimer);
+    signals.controller.signal.removeEventListener("abort", onSignal);
+  });
   if (argv.attach !== undefined && [argv.attach].flat().map(String).includes("-")) problems.push('--attach - cannot be used by a batch: give each item its text as "stdin"');
   let template: string | undefined;
   if (argv["prompt-template"] !== undefined) {
@@ -132,8 +153,8 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     done: ledger.done,
     prepare: (item) => void itemMessages(item, shared0),
   };
-  const report = flags.check ? await checkInput(source) : undefined;
-  if (report && report.problemCount > 0 && !flags.skipBadLines) {
+  const report = flags.check ? await checkInput(source, stopStarting.signal) : undefined;
+  if (report && report.problemCount > 0 && !flags.skipBadLines && !signals.received) {
     const more = report.problemCount > report.problems.length ? `\n  … and ${report.problemCount - report.problems.length} more` : "";
     throw new UsageError(`${flags.input}: ${report.problemCount} bad line${report.problemCount === 1 ? "" : "s"}, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n${report.problems.map((p) => `  ${p}`).join("\n")}${more}`);
   }
@@ -184,18 +205,6 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     resumed: flags.resume,
   });
 
-  // Stopping: signals and the deadline stop new items; running items get their own signal.
-  const stopStarting = new AbortController();
-  const stopRunning = new AbortController();
-  let timedOut = false;
-  let graceTimer: NodeJS.Timeout | undefined;
-  const onSignal = () => {
-    stopStarting.abort();
-    const name = signals.received ?? "a signal";
-    sink.note(`${name}: no new items start; running items have ${flags.graceMs / 1000} s to finish (a second signal exits at once)`);
-    graceTimer = setTimeout(() => stopRunning.abort(new RunStop("aborted", `the batch was stopped by ${name} and this item did not finish within the ${flags.graceMs} ms grace`)), flags.graceMs);
-  };
-  signals.controller.signal.addEventListener("abort", onSignal, { once: true });
   const deadline = flags.batchTimeoutMs > 0 ? setTimeout(() => {
     timedOut = true;
     stopStarting.abort();
@@ -222,8 +231,6 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   } finally {
     clearInterval(ticker);
     clearTimeout(deadline);
-    clearTimeout(graceTimer);
-    signals.controller.signal.removeEventListener("abort", onSignal);
   }
   let writeFailure: string | undefined;
   await writer.close().catch((error: Error) => {
