@@ -5,56 +5,15 @@
  *
  * Rules:
  * - `batchStart` first: what will run (total, skipped, shard and where `--shard auto` found it).
- * - `batchProgress` at most once a second while items run (`shouldReport`), and never after
+ * - `batchProgress` at most once a second while items run (the sink throttles it, ../cli/events/batch-sink.ts), never after
  *   `batchEnd`; `batchEnd` once, last, with the summary and the exit code.
  */
-import type { Usage } from "../tools/types.js";
-import type { BatchSummary } from "./types.js";
+import type { BatchEndBody, BatchProgressBody, BatchStartBody } from "../loop/types.js";
 import type { RunTally } from "./runner.js";
 
+export type { BatchEndBody, BatchProgressBody, BatchStartBody } from "../loop/types.js";
+
 export const PROGRESS_EVERY_MS = 1000;
-
-export interface BatchStartBody {
-  type: "batchStart";
-  input: string;
-  output: string;
-  /** Items this batch covers (this shard's), null without the check pass. */
-  total: number | null;
-  /** Of those, already done (--resume). */
-  skipped: number;
-  concurrency: number;
-  shard: { index: number; count: number; source?: string } | null;
-  resumed: boolean;
-}
-
-export interface BatchProgressBody {
-  type: "batchProgress";
-  total: number | null;
-  /** Items with a result in this run. */
-  done: number;
-  ok: number;
-  error: number;
-  limit: number;
-  aborted: number;
-  running: number;
-  skipped: number;
-  usage: Usage;
-  costUsd?: number;
-  elapsedMs: number;
-  /** Items finished per minute so far. */
-  perMinute: number;
-  /** Estimated time left, ms; null while unknown. */
-  etaMs: number | null;
-}
-
-export interface BatchEndBody extends BatchSummary {
-  type: "batchEnd";
-  /** Items of this batch that never started (a signal, the batch deadline, a failed write). */
-  notRun: number;
-  exitCode: number;
-  /** What ended the batch before or outside its items (a bad input, a failed write); absent when nothing did. */
-  failure?: string;
-}
 
 export type BatchEventBody = BatchStartBody | BatchProgressBody | BatchEndBody | { type: "warning"; message: string };
 

@@ -238,7 +238,7 @@ function skipHelpCache(cli: object): void {
  */
 function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
   // `yiem batch - -o …`: the input is stdin.
-  if (args[0] === "batch") return { options: args.map((arg, i, all) => (arg === "-" && !takesValue(all[i - 1]) ? STDIN_MARK : arg)) };
+  if (args[0] === "batch") return { options: args.map((arg, i, all) => (arg === "-" && !takesValue(all[i - 1], BATCH_BOOLEAN_FLAGS) ? STDIN_MARK : arg)) };
   if (args[0] !== "run") return { options: args };
   const at = args.indexOf("--");
   const options = (at < 0 ? args : args.slice(0, at)).map((arg, i, all) =>
@@ -247,10 +247,13 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
 }
 
 /** `yiem run`'s flags that take no value; every other flag's next word is its value. */
-const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h", "--resume", "--skip-bad-lines", "--check"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 
-function takesValue(previous: string | undefined): boolean {
-  return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !RUN_BOOLEAN_FLAGS.has(previous);
+/** `yiem batch`'s flags that take no value. */
+const BATCH_BOOLEAN_FLAGS = new Set(["--debug", "--strict", "--resume", "--skip-bad-lines", "--check", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+
+function takesValue(previous: string | undefined, booleans: ReadonlySet<string> = RUN_BOOLEAN_FLAGS): boolean {
+  return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !booleans.has(previous);
 }
 
 /**

@@ -146,6 +146,10 @@ describe("yiem batch", () => {
     const again = await batch(["-", "-o", file], { stdin: objectLines(3) });
     expect(again.code).toBe(2);
     expect(String(again.events.at(-1)!.failure)).toContain("already holds results: add --resume");
+    // `-` right after a flag that takes no value is still stdin.
+    const resumed = await batch(["--resume", "-", "-o", file], { stdin: objectLines(3) });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.events.at(-1)).toMatchObject({ type: "batchEnd", total: 3, skipped: 3, ok: 0 });
   });
 
   it("ends items at their limits (exit 3) and failures (exit 1); the answer of a spec with an output schema is `structured`", async () => {

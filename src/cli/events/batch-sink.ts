@@ -13,7 +13,7 @@
  * - `none`: nothing.
  * - Nothing is written after batchEnd; writes never throw (./sink.ts, ./chunk-writer.ts).
  */
-import type { AgentEvent, AgentEventBody } from "../../loop/types.js";
+import type { AgentEvent } from "../../loop/types.js";
 import { createEventStamper } from "../../loop/run-frame.js";
 import type { BatchEndBody, BatchEventBody, BatchProgressBody } from "../../batch/events.js";
 import { PROGRESS_EVERY_MS } from "../../batch/events.js";
@@ -50,7 +50,7 @@ export function createBatchSink(io: CliIo, batchId: string, mode: EventsMode, it
   if (mode === "ndjson") {
     const sink = createCallSink(io, "ndjson");
     const stamp = createEventStamper(batchId);
-    const emit = (body: BatchEventBody) => sink.emit(stamp(body as unknown as AgentEventBody));
+    const emit = (body: BatchEventBody) => sink.emit(stamp(body));
     return {
       batch(body) {
         if (ended) return;
@@ -66,7 +66,7 @@ export function createBatchSink(io: CliIo, batchId: string, mode: EventsMode, it
       item(event, itemId) {
         if (ended || !itemEvents) return;
         const { type, runId, seq, ts, ...rest } = event;
-        sink.emit({ type, runId, seq, ts, itemId, ...rest } as unknown as AgentEvent);
+        sink.emit({ type, runId, seq, ts, itemId, ...rest } as AgentEvent);
       },
       itemEvents,
       note() {},

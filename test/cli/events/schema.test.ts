@@ -62,6 +62,17 @@ const examples: { [K in AgentEventType]: Extract<AgentEvent, { type: K }> } = {
   agentEnd: {
     type: "agentEnd", ...base, seq: 12, stopReason: "completed", turns: 2, toolCalls: 1, usage, durationMs: 1234,
   },
+  batchStart: {
+    type: "batchStart", ...base, seq: 1, input: "/w/in.jsonl", output: "/w/out.jsonl", total: 10, skipped: 2, concurrency: 4,
+    shard: { index: 1, count: 2, source: "YIEM_SHARD_INDEX=0 (0-based), YIEM_SHARD_COUNT=2" }, resumed: true,
+  },
+  batchProgress: {
+    type: "batchProgress", ...base, seq: 2, total: 10, done: 3, ok: 2, error: 1, limit: 0, aborted: 0, running: 4, skipped: 2,
+    usage, costUsd: 0.01, elapsedMs: 2000, perMinute: 90, etaMs: 3333,
+  },
+  batchEnd: {
+    type: "batchEnd", ...base, seq: 3, total: 10, ok: 7, error: 1, limit: 0, aborted: 0, skipped: 2, notRun: 0, usage, durationMs: 9000, exitCode: 1,
+  },
 };
 
 function errorsOf(value: unknown): string {
@@ -93,6 +104,9 @@ describe("schema/events.schema.json", () => {
     expect(validate(failed), errorsOf(failed)).toBe(true);
     expect(validate({ ...examples.agentStart, configPath: null })).toBe(true);
     expect(validate({ ...examples.retry, status: null })).toBe(true);
+    expect(validate({ ...examples.batchStart, total: null, shard: null })).toBe(true);
+    expect(validate({ ...examples.batchProgress, total: null, etaMs: null })).toBe(true);
+    expect(validate({ ...examples.turnStart, itemId: "item-7" })).toBe(true);
     expect(validate({ ...examples.toolExecutionUpdate, partialResult: { content: [], details: [1, 2] } })).toBe(true);
   });
 
@@ -126,6 +140,9 @@ describe("schema/events.schema.json", () => {
     ["isError as a string", { ...examples.toolExecutionEnd, isError: "false" }],
     ["a message from a non-assistant role", { ...examples.messageEnd, message: { ...examples.messageEnd.message, role: "user" } }],
     ["status as a string", { ...examples.retry, status: "429" }],
+    ["an empty itemId", { ...examples.turnStart, itemId: "" }],
+    ["a batchEnd without exitCode", (({ exitCode: _e, ...rest }) => rest)(examples.batchEnd)],
+    ["a 0-based shard index", { ...examples.batchStart, shard: { index: 0, count: 2 } }],
   ];
   for (const [what, value] of invalid) {
     it(`rejects ${what}`, () => {
