@@ -6,7 +6,7 @@
  * `--runs` (default 15) runs, with its baseline measured in the same, alternating runs.
  *
  *   node bench/run.mjs [--runs N] [--only NAME[,NAME]] [--keep-startup-env]
- *   names: startup, loop, tools500, parallel, events, mcp, mcp-serve
+ *   names: startup, loop, tools500, parallel, events, mcp, mcp-serve, batch
  *
  * Every child runs without the variables that change Node's own start-up (NODE_EXTRA_CA_CERTS,
  * NODE_OPTIONS, …: lib/measure.mjs), as on a user's machine; `--keep-startup-env` keeps them.
@@ -25,8 +25,9 @@ import { benchParallel } from "./parallel.mjs";
 import { benchEvents } from "./events.mjs";
 import { benchMcp } from "./mcp.mjs";
 import { benchMcpServe } from "./mcp-serve.mjs";
+import { benchBatch } from "./batch.mjs";
 
-const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents, mcp: benchMcp, "mcp-serve": benchMcpServe };
+const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents, mcp: benchMcp, "mcp-serve": benchMcpServe, batch: benchBatch };
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, only: { type: "string" }, "keep-startup-env": { type: "boolean", default: false } } });
 const runs = Number(values.runs);

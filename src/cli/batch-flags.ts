@@ -30,7 +30,7 @@ function batchOptions<T>(y: Argv<T>) {
     .option("skip-bad-lines", { type: "boolean", describe: "Record bad input lines as error results (id line:N) and run the rest, instead of exit 2" })
     .option("check", { type: "boolean", describe: "--no-check: start at once, without the pass that checks every line first (bad lines become error results)" })
     .option("prompt-template", { type: "string", describe: "The prompt of each item, TEXT or @FILE, with {{name}} filled from its vars ({{prompt}}, {{id}})" })
-    .option("events", { type: "string", choices: ["ndjson", "pretty", "none"], describe: "stderr: ndjson (given: with every item's events), pretty (a progress bar), none (default: pretty on a terminal, else ndjson batch events)" })
+    .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr: ndjson (given: with every item's events), pretty (a progress bar), github (GitHub Actions workflow commands), none (default: pretty on a terminal, else ndjson batch events)" })
     .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
     .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
     .option("system", { type: "string", describe: "System prompt, TEXT or @FILE (replaces the spec's)" })

@@ -118,7 +118,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
         .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
         .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
         .option("output", { type: "string", choices: ["text", "json"], default: "text", describe: "stdout format" })
-        .option("events", { type: "string", choices: ["ndjson", "pretty", "none"], describe: "stderr format (default: ndjson unless stderr is a TTY)" })
+        .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr format: github writes GitHub Actions workflow commands (default: ndjson unless stderr is a TTY)" })
         .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })
         .option("record", { type: "string", describe: "Write the assistant turns to FILE in the replay format" })
         .option("session", { type: "string", describe: "Continue the conversation kept in FILE, and save it back" })
@@ -308,12 +308,14 @@ function bareAgentFlag(args: string[]): string[] {
 
 /**
  * How a usage error is written: `yiem run` and `yiem tools call` in ndjson mode (by --events, or by
- * default when stderr is not a TTY) keep stderr machine-readable with a lone agentEnd event.
+ * default when stderr is not a TTY) keep stderr machine-readable with a lone agentEnd event;
+ * any command given `--events github` writes it as one `::error::` workflow command.
  */
-function usageErrorFormat(args: string[], io: CliIo): "ndjson" | "text" {
+function usageErrorFormat(args: string[], io: CliIo): "ndjson" | "github" | "text" {
+  const mode = flagValue(args, "--events");
+  if (mode === "github") return "github";
   const eventsCommand = args[0] === "run" || (args[0] === "tools" && args[1] === "call");
   if (!eventsCommand) return "text";
-  const mode = flagValue(args, "--events");
   return (mode ?? (io.isTTY.stderr ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
 }
 
@@ -355,7 +357,7 @@ function registerToolsCommands<T>(y: Argv<T>) {
       (s) => withCommandHelp(s, "tools call")
         .positional("name", { type: "string", demandOption: true, describe: "The tool's name" })
         .option("args", { type: "string", describe: "Arguments: JSON, @file, or - for stdin (default: {})" })
-        .option("events", { type: "string", choices: ["ndjson", "pretty", "none"], describe: "stderr format (default: ndjson unless stderr is a TTY)" })
+        .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr format: github writes GitHub Actions workflow commands (default: ndjson unless stderr is a TTY)" })
         .option("output", { type: "string", choices: ["text", "json"], default: "text", describe: "stdout: the result's text, or {content, details, isError}" }),
     )
     .command("check", "Load every tool and compile every schema", (s) => withCommandHelp(s, "tools check"))
@@ -372,7 +374,7 @@ function withServeOptions<T>(y: Argv<T>) {
     .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
     .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
     .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
-    .option("events", { type: "string", choices: ["ndjson", "none"], default: "ndjson", describe: "stderr format" })
+    .option("events", { type: "string", choices: ["ndjson", "github", "none"], default: "ndjson", describe: "stderr format: github writes GitHub Actions workflow commands" })
     .option("strict", { type: "boolean", describe: "Exit 2 before serving when a tool or hook cannot load or start" });
 }
 

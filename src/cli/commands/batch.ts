@@ -86,7 +86,7 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   } catch (error) {
     const message = createRedactor(secretValues(io.env))(messageOf(error));
     code = exitCodeForError(error) === EXIT.usage ? EXIT.usage : EXIT.failure;
-    if (mode === "ndjson") sink.batch(endBody({ failure: message, exitCode: code }));
+    if (mode === "ndjson" || mode === "github") sink.batch(endBody({ failure: message, exitCode: code }));
     else {
       await sink.close();
       reportUsageError(io, message);

@@ -56,7 +56,7 @@ export interface ServeStart {
 }
 
 export async function serveSession(argv: Record<string, unknown>, io: CliIo, { wire, identity, sdkLoading }: ServeStart): Promise<number> {
-  const mode: EventsMode = argv.events === "none" ? "none" : "ndjson";
+  const mode: EventsMode = argv.events === "none" || argv.events === "github" ? argv.events : "ndjson";
   const sink = createCallSink(io, mode);
   const runId = randomUUID();
   let redact: Redactor = createRedactor(secretValues(io.env));

@@ -27,7 +27,7 @@ export interface CommandInfo {
   positional?: "tools" | readonly string[];
 }
 
-const EVENTS = ["ndjson", "pretty", "none"] as const;
+const EVENTS = ["ndjson", "pretty", "github", "none"] as const;
 const OUTPUT = ["text", "json"] as const;
 
 const HELP: FlagInfo[] = [{ name: "help", short: "h" }, { name: "version", short: "V" }];
@@ -120,7 +120,7 @@ export const COMMAND_TREE: Record<string, CommandInfo> = {
         { name: "allow-tools", value: "tools" },
         { name: "deny-tools", value: "tools" },
         { name: "tool-timeout", value: "free" },
-        { name: "events", value: ["ndjson", "none"] },
+        { name: "events", value: ["ndjson", "github", "none"] },
         { name: "strict", negatable: true },
       ]),
     },

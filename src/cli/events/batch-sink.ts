@@ -9,6 +9,7 @@
  * - `pretty` (the default on a terminal): one progress bar redrawn in place (done/total,
  *   failures, tokens, rate, ETA), notes as lines above it, and the summary at the end. Off a
  *   terminal, `pretty` writes the notes, a progress line at most every 10 s, and the summary.
+ * - `github`: GitHub Actions workflow commands (./github-batch.ts).
  * - `none`: nothing.
  * - Nothing is written after batchEnd; writes never throw (./sink.ts, ./chunk-writer.ts).
  */
@@ -19,6 +20,7 @@ import type { BatchEndBody, BatchProgressBody } from "../../loop/types.js";
 import { PROGRESS_EVERY_MS } from "../../batch/events.js";
 import type { CliIo } from "../io.js";
 import { createChunkWriter } from "./chunk-writer.js";
+import { createGithubBatchSink } from "./github-batch.js";
 import { createCallSink, type EventsMode } from "./sink.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createStyle, formatCount, formatDuration, shouldUseColor } from "./style.js";
@@ -43,6 +45,7 @@ const CLEAR_LINE = "\r\x1b[2K";
 
 export function createBatchSink(io: CliIo, batchId: string, mode: EventsMode, itemEvents: boolean): BatchSink {
   if (mode === "none") return { batch() {}, progress() {}, item() {}, itemEvents: false, note() {}, close: () => Promise.resolve() };
+  if (mode === "github") return createGithubBatchSink(io);
   let ended = false;
   let lastProgress = 0;
   if (mode === "ndjson") {

@@ -8,6 +8,8 @@
  *   Nothing else is ever written, so `log()` writes nothing in this mode (a machine-visible note
  *   must be a stamped `warning` event, because only the run's stamper may assign `seq`).
  * - `pretty`: the human view from ./pretty.ts; `log()` prints a dim, sanitised line.
+ * - `github`: GitHub Actions workflow commands from ./github.ts (`::error::` for a failed run,
+ *   `::warning::` for warnings, `::debug::` for the rest worth a line); `log()` is a `::notice::`.
  * - `none`: writes nothing at all.
  * - `emit` and `log` never throw (a failed stream is absorbed); `close()` flushes and resolves
  *   once everything written has been handed to the OS. `close()` never ends the stream, and the
@@ -15,15 +17,16 @@
  */
 import type { AgentEvent } from "../../loop/types.js";
 import { createChunkWriter } from "./chunk-writer.js";
+import { createGithubRenderer } from "./github.js";
 import { createPrettyRenderer } from "./pretty.js";
 import { escapeJsonForTerminal } from "./sanitize.js";
 import { serializeEvent } from "./serialize.js";
 import { shouldUseColor } from "./style.js";
 import type { CliIo } from "../io.js";
 
-export type EventsMode = "ndjson" | "pretty" | "none";
+export type EventsMode = "ndjson" | "pretty" | "github" | "none";
 
-export const EVENTS_MODES: readonly EventsMode[] = ["ndjson", "pretty", "none"];
+export const EVENTS_MODES: readonly EventsMode[] = ["ndjson", "pretty", "github", "none"];
 
 export interface EventSinkOptions {
   mode: EventsMode;
@@ -72,6 +75,23 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
         writer.write(finish(serializeEvent(event)));
       },
       log() {},
+      close: () => writer.flush(),
+    };
+  }
+
+  if (options.mode === "github") {
+    const renderer = createGithubRenderer({ writer, env: options.env });
+    return {
+      emit(event) {
+        try {
+          renderer.render(event);
+        } catch {
+          // A malformed event must not crash the run; the annotations simply skip it.
+        }
+      },
+      log(message) {
+        renderer.note(message);
+      },
       close: () => writer.flush(),
     };
   }
