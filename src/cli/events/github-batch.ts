@@ -13,8 +13,8 @@
  *   (with the failure that ended it, if any) otherwise. Notes are `::notice::`.
  * - Nothing is written after `batchEnd`; writes never throw (./chunk-writer.ts).
  */
-import type { AgentEvent } from "../../loop/types.js";
-import type { BatchEventBody, BatchProgressBody } from "../../batch/events.js";
+import type { AgentEvent, BatchProgressBody } from "../../loop/types.js";
+import type { BatchEventBody } from "../../batch/events.js";
 import type { CliIo } from "../io.js";
 import { createChunkWriter } from "./chunk-writer.js";
 import { createGithubRenderer, workflowCommand } from "./github.js";
@@ -81,7 +81,7 @@ export function createGithubBatchSink(io: Pick<CliIo, "stderr" | "env" | "host">
       if (ended || !ITEM_EVENTS.has(event.type)) return;
       if (event.type === "agentEnd" && (event.stopReason === "completed" || event.stopReason === "terminated")) return;
       try {
-        renderer.render({ ...event, itemId } as unknown as AgentEvent);
+        renderer.render({ ...event, itemId });
       } catch {
         // A malformed event must not crash the batch; the annotations simply skip it.
       }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentEvent, AgentEventBody } from "yiem";
 import { DATA_CHARS, escapeCommandData, escapeCommandProperty, workflowCommand } from "../../../src/cli/events/github.js";
 import { createEventSink } from "../../../src/cli/events/sink.js";
-import { createEventStamper } from "../../../src/loop/events.js";
+import { createEventStamper } from "../../../src/loop/run-frame.js";
 import { parseWorkflowLines, workflowCommands } from "../../support/github.js";
 
 const usage = { promptTokens: 3, completionTokens: 2, totalTokens: 5 };
