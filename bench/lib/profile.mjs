@@ -115,7 +115,7 @@ export async function profileCommand(argv, options = {}, runs = 5) {
 /** One line: the profile's total and its largest buckets, e.g. "profile 41 ms: Node: module loading 12 ms, …". */
 export function formatProfile({ total, beforeMain, workers = 0, buckets }, top = 6) {
   const parts = buckets.slice(0, top).map((b) => `${b.bucket} ${b.ms.toFixed(1)} ms`);
-  const split = beforeMain === undefined ? "" : ` (loading the bundle until main runs ${beforeMain.toFixed(0)} ms, the command ${(total - beforeMain).toFixed(0)} ms)`;
+  const split = beforeMain === undefined ? "" : ` (loading the bundle until main runs ${beforeMain.toFixed(0)} ms, the command ${Math.max(0, total - beforeMain).toFixed(0)} ms)`;
   const worker = workers > 0 ? `; plus ${workers} worker thread${workers === 1 ? "" : "s"} started (the run watchdog, the exit bound: each a Node bootstrap of its own, not in these figures)` : "";
   return `CPU profile (median of runs, self time, main thread) ${total.toFixed(0)} ms${split}: ${parts.join(", ")}${worker}`;
 }

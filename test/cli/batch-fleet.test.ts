@@ -91,7 +91,7 @@ describe("shards and merge", () => {
 
 describe("back-pressure", () => {
   it("a 429 with retry-after-ms on one item holds back every item's next request for that long", async () => {
-    const PAUSE = 400;
+    const PAUSE = 1_000;
     let refused = false;
     let refusedAt = 0;
     const arrivals: number[] = [];
@@ -110,8 +110,10 @@ describe("back-pressure", () => {
     expect(r.code, r.stderr).toBe(0);
     expect((await readResults(file)).every((x) => x.status === "ok")).toBe(true);
     expect(refused).toBe(true);
-    // Nothing reached the server in the pause after the 429 (a little slack for timer rounding).
-    const during = arrivals.filter((t) => t > refusedAt + 20 && t < refusedAt + PAUSE - 20);
+    // Nothing reached the server in the pause after the 429. Slack at its start: requests other items
+    // sent before the 429 reached the client, and this process's own event-loop delay under load
+    // (two such arrivals stamped in one millisecond 20 ms in were seen in a loaded run).
+    const during = arrivals.filter((t) => t > refusedAt + 150 && t < refusedAt + PAUSE - 20);
     expect(during).toEqual([]);
     expect(r.events.some((e) => e.type === "retry" && e.itemId === "item-5")).toBe(true);
   });
@@ -133,7 +135,7 @@ describe("back-pressure", () => {
     expect(results.map((x) => x.id).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `item-${i}`).sort());
     for (const x of results) {
       if (x.status === "ok") expect(x.text).toBe(`done: question ${x.id.slice(5)} [tools:1]`);
-      else expect(x).toMatchObject({ status: "error", stopReason: "error", error: expect.stringMatching(/failed: (500|429)/) });
+      else expect(x).toMatchObject({ status: "error", stopReason: "error", error: expect.stringMatching(/failed: HTTP (500|429): /) });
     }
     const failed = results.filter((x) => x.status !== "ok").length;
     expect(r.code).toBe(failed > 0 ? 1 : 0);
