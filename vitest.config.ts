@@ -22,7 +22,7 @@ export default defineConfig({
     pool: "forks",
     // One worker more than cores: most files wait on child processes and sockets, and vitest's
     // default (cores − 1, one worker on two cores) left the CPU idle half the time
-    // (docs/performance.md, "The test suite").
+    // (docs/performance.md, "The test suite's wall time").
     maxWorkers: availableParallelism() + 1,
     projects: [
       // `include` and `exclude` are the projects' own: set at the top level, a project would add to them.
