@@ -80,20 +80,7 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
   }
 
   if (options.mode === "github") {
-    const renderer = createGithubRenderer({ writer, env: options.env });
-    return {
-      emit(event) {
-        try {
-          renderer.render(event);
-        } catch {
-          // A malformed event must not crash the run; the annotations simply skip it.
-        }
-      },
-      log(message) {
-        renderer.note(message);
-      },
-      close: () => writer.flush(),
-    };
+    return rendererSink(createGithubRenderer({ writer, env: options.env }), writer);
   }
 
   const columns = () => options.columns ?? (stream as { columns?: number }).columns;
@@ -103,19 +90,30 @@ export function createEventSink(options: EventSinkOptions): CliEventSink {
     color: options.color ?? shouldUseColor(isTTY, options.env ?? {}),
     columns,
   });
+  return rendererSink(renderer, writer);
+}
+
+/**
+ * The sink of a renderer (pretty, github): a malformed event must not crash the run, so an event
+ * the renderer cannot draw is skipped; closing closes the renderer, then flushes.
+ */
+function rendererSink(
+  renderer: { render(event: AgentEvent): void; note(message: string): void; close?(): void },
+  writer: { flush(): Promise<void> },
+): CliEventSink {
   return {
     emit(event) {
       try {
         renderer.render(event);
       } catch {
-        // A malformed event must not crash the run; the human view simply skips it.
+        // skipped (see above)
       }
     },
     log(message) {
       renderer.note(message);
     },
     close() {
-      renderer.close();
+      renderer.close?.();
       return writer.flush();
     },
   };
