@@ -21,23 +21,11 @@ import { PROGRESS_EVERY_MS } from "../../batch/events.js";
 import type { CliIo } from "../io.js";
 import { createChunkWriter } from "./chunk-writer.js";
 import { createGithubBatchSink } from "./github-batch.js";
+import type { BatchSink } from "./batch-sink-types.js";
 import { createCallSink, type EventsMode } from "./sink.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createStyle, formatCount, formatDuration, shouldUseColor } from "./style.js";
 
-export interface BatchSink {
-  /** A batch event (stamped here). */
-  batch(body: BatchEventBody): void;
-  /** Progress: written when the mode's interval has passed since the last (or at once with `force`). */
-  progress(body: BatchProgressBody, force?: boolean): void;
-  /** An item's event, when item events are shown (`itemEvents`). */
-  item(event: AgentEvent, itemId: string): void;
-  /** Whether item events are written (`--events ndjson` given). */
-  readonly itemEvents: boolean;
-  /** A human note (pretty only; ndjson gets warnings as events). */
-  note(message: string): void;
-  close(): Promise<void>;
-}
 
 const BAR_EVERY_MS = 200;
 const PLAIN_EVERY_MS = 10_000;

@@ -16,6 +16,7 @@
 import type { AgentEvent, BatchProgressBody } from "../../loop/types.js";
 import type { BatchEventBody } from "../../batch/events.js";
 import type { CliIo } from "../io.js";
+import type { BatchSink } from "./batch-sink-types.js";
 import { createChunkWriter } from "./chunk-writer.js";
 import { createGithubRenderer, workflowCommand } from "./github.js";
 
@@ -25,17 +26,8 @@ const PROGRESS_EVERY_MS = 10_000;
 /** The item events worth an annotation. */
 const ITEM_EVENTS = new Set<AgentEvent["type"]>(["agentEnd", "warning", "mcpServerError"]);
 
-/** The shape of ./batch-sink.ts's BatchSink (declared here: that module imports this one). */
-export interface GithubBatchSink {
-  batch(body: BatchEventBody): void;
-  progress(body: BatchProgressBody, force?: boolean): void;
-  item(event: AgentEvent, itemId: string): void;
-  readonly itemEvents: boolean;
-  note(message: string): void;
-  close(): Promise<void>;
-}
 
-export function createGithubBatchSink(io: Pick<CliIo, "stderr" | "env" | "host">): GithubBatchSink {
+export function createGithubBatchSink(io: Pick<CliIo, "stderr" | "env" | "host">): BatchSink {
   const writer = createChunkWriter(io.stderr, { onExit: (callback) => io.host.onExit(callback) });
   const renderer = createGithubRenderer({ writer, env: io.env });
   let ended = false;
