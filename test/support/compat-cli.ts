@@ -6,7 +6,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ChatServer } from "./chat-server.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { startChatServer, type ChatServer } from "./chat-server.js";
 import { assertEventStream, type CliResult } from "./cli.js";
 import { runCliInProcess } from "./cli-in-process.js";
 
@@ -52,5 +53,45 @@ export async function compatProject(model: Record<string, unknown> = {}): Promis
       return Object.assign(result, { end: result.events.at(-1) as Record<string, any> });
     },
     remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+export interface CompatProjects {
+  /** The default project (streaming). */
+  readonly streaming: CompatProject;
+  /** The same with `model.stream: false`. */
+  readonly plain: CompatProject;
+  /** Starts a scripted server, closed after the test. */
+  serve(...args: Parameters<typeof startChatServer>): Promise<ChatServer>;
+}
+
+/** Both projects for a test file: made before its tests, removed after them; each test's servers closed after it. */
+export function useCompatProjects(): CompatProjects {
+  let streaming: CompatProject | undefined;
+  let plain: CompatProject | undefined;
+  const servers: ChatServer[] = [];
+  beforeAll(async () => {
+    streaming = await compatProject();
+    plain = await compatProject({ stream: false });
+  });
+  afterAll(async () => {
+    await streaming?.remove();
+    await plain?.remove();
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  return {
+    get streaming() {
+      return streaming!;
+    },
+    get plain() {
+      return plain!;
+    },
+    async serve(...args) {
+      const server = await startChatServer(...args);
+      servers.push(server);
+      return server;
+    },
   };
 }

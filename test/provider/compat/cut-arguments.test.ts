@@ -6,27 +6,13 @@
  * HTTP 500 "Failed to parse tool call arguments as JSON" to any request whose history holds
  * unparseable arguments.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildRequestBody, wireArguments } from "../../../src/provider/wire.js";
-import { reply, startChatServer, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { reply, type ChatReply } from "../../support/chat-server.js";
 import { profiles } from "../../support/server-profiles.js";
-import { compatProject, type CompatProject } from "../../support/compat-cli.js";
+import { useCompatProjects } from "../../support/compat-cli.js";
 
-let streaming: CompatProject;
-let plain: CompatProject;
-let server: ChatServer | undefined;
-beforeAll(async () => {
-  streaming = await compatProject();
-  plain = await compatProject({ stream: false });
-});
-afterAll(async () => {
-  await streaming.remove();
-  await plain.remove();
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const compat = useCompatProjects();
 
 type Event = Record<string, any>;
 
@@ -74,11 +60,11 @@ describe("llama.cpp: the next request carries arguments it can parse (through th
     for (const c of cases) {
       it(`${stream ? "streamed" : "non-streamed"}: ${c.name}; the model resends and the run completes (exit 0)`, async () => {
         const next = stream ? reply.stream : reply.json;
-        server = await startChatServer(
+        const server = await compat.serve(
           [c.first(stream), next({ toolCalls: [{ name: "shout", arguments: '{"text":"tokyo"}' }] }), next({ content: "TOKYO it is" })],
           { profile: profiles.llamaCpp() },
         );
-        const r = await (stream ? streaming : plain).run(server, "shout tokyo");
+        const r = await (stream ? compat.streaming : compat.plain).run(server, "shout tokyo");
         expect(r.code, r.stderr).toBe(0);
         expect(r.stdout).toBe("TOKYO it is\n");
         expect(r.end).toMatchObject({ stopReason: "completed", turns: 3 });

@@ -2,26 +2,12 @@
  * Tool messages carry the tool's `name` (Gemini's endpoint requires it), and
  * calls the server sent without an id get ids unique across the whole run (not `call_0` every turn).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, streamChunk, type ChatReply, type ChatServer } from "../../support/chat-server.js";
+import { describe, expect, it } from "vitest";
+import { reply, streamChunk, type ChatReply, type ChatServer } from "../../support/chat-server.js";
 import { profiles } from "../../support/server-profiles.js";
-import { compatProject, type CompatProject } from "../../support/compat-cli.js";
+import { useCompatProjects } from "../../support/compat-cli.js";
 
-let streaming: CompatProject;
-let plain: CompatProject;
-let server: ChatServer | undefined;
-beforeAll(async () => {
-  streaming = await compatProject();
-  plain = await compatProject({ stream: false });
-});
-afterAll(async () => {
-  await streaming.remove();
-  await plain.remove();
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const compat = useCompatProjects();
 
 /** A streamed turn with one call and no id anywhere. */
 const streamedWithoutId = (name: string, args: string): ChatReply => ({
@@ -59,11 +45,11 @@ function checkIdsAndNames(s: ChatServer, toolCount: number) {
 
 describe("Gemini: tool messages carry name; missing ids are unique across the run", () => {
   it("streamed calls without ids over two turns: distinct ids, named tool messages, Gemini accepts every request; exit 0", async () => {
-    server = await startChatServer(
+    const server = await compat.serve(
       [streamedWithoutId("shout", '{"text":"a"}'), streamedWithoutId("count", '{"text":"abc"}'), reply.stream({ content: "done" })],
       { profile: profiles.gemini() },
     );
-    const r = await streaming.run(server);
+    const r = await compat.streaming.run(server);
     expect(r.code).toBe(0);
     expect(r.end).toMatchObject({ stopReason: "completed", toolCalls: 2 });
     checkIdsAndNames(server, 2);
@@ -73,7 +59,7 @@ describe("Gemini: tool messages carry name; missing ids are unique across the ru
   });
 
   it("non-streamed: two id-less calls per turn over two turns get four distinct ids; exit 0", async () => {
-    server = await startChatServer(
+    const server = await compat.serve(
       [
         jsonWithoutIds(["shout", '{"text":"a"}'], ["count", '{"text":"ab"}']),
         jsonWithoutIds(["shout", '{"text":"b"}'], ["count", '{"text":"abc"}']),
@@ -81,7 +67,7 @@ describe("Gemini: tool messages carry name; missing ids are unique across the ru
       ],
       { profile: profiles.gemini() },
     );
-    const r = await plain.run(server);
+    const r = await compat.plain.run(server);
     expect(r.code).toBe(0);
     expect(r.end).toMatchObject({ stopReason: "completed", toolCalls: 4 });
     checkIdsAndNames(server, 4);
@@ -92,7 +78,7 @@ describe("Gemini: tool messages carry name; missing ids are unique across the ru
   });
 
   it("the Mistral profile refuses tool-call ids that are not 9 letters or digits, with Mistral's message", async () => {
-    server = await startChatServer([reply.json({ content: "never" })], { profile: profiles.mistral() });
+    const server = await compat.serve([reply.json({ content: "never" })], { profile: profiles.mistral() });
     const response = await fetch(`${server.url}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -111,7 +97,7 @@ describe("Gemini: tool messages carry name; missing ids are unique across the ru
   });
 
   it("the profile has teeth: a tool message without name is refused with Gemini's array body", async () => {
-    server = await startChatServer([reply.json({ content: "never" })], { profile: profiles.gemini() });
+    const server = await compat.serve([reply.json({ content: "never" })], { profile: profiles.gemini() });
     const response = await fetch(`${server.url}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
