@@ -1,5 +1,5 @@
 /**
- * `--events github` through the CLI (issue 25 item 8): what a workflow log gets from `yiem run`,
+ * `--events github` through the CLI: what a workflow log gets from `yiem run`,
  * `yiem tools call` and a usage error, read back as the runner reads workflow commands.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * docs/batch.md's GitHub Actions workflow and Kubernetes Indexed Job (issue 25 item 4), exercised
+ * docs/batch.md's GitHub Actions workflow and Kubernetes Indexed Job, exercised
  * as far as this machine allows, through the real `yiem batch` against the scripted server:
  * - the workflow: parsed, its shape checked (matrix = the 1-based shards its command names,
  *   artifacts named per shard and downloaded by the merge job), then every job's steps run as a

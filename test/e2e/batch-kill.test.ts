@@ -1,5 +1,5 @@
 /**
- * `yiem batch` as a real process under kills (issue 25 item 7): SIGKILL at about half way, then
+ * `yiem batch` as a real process under kills: SIGKILL at about half way, then
  * `--resume`: every id exactly once, no torn line, the killed items run again and the finished
  * ones do not. SIGTERM: no new item starts, running ones past the grace are recorded aborted,
  * exit 143, and `--resume` runs them again (their aborted lines replaced).

@@ -1,5 +1,5 @@
 /**
- * action.yml (issue 25 item 8), run as a GitHub runner runs a composite action's steps: each
+ * action.yml, run as a GitHub runner runs a composite action's steps: each
  * `run:` with bash, the runner's variables and files, the step's `env:` with its expressions
  * substituted (test/support/github-action.ts), against the scripted chat server. The install step
  * runs with a stand-in `npm` (a real `npm ci` would replace this checkout's node_modules); the

@@ -219,7 +219,7 @@ export const profiles = {
     ),
   /** Groq: unknown message properties are refused (it sends and takes back only `reasoning`); usage may come in `x_groq`. */
   groq: (): ServerProfile => profile("groq", (body) => groqMessages(body)),
-  /** Groq with a model that sends `reasoning` but refuses it back (deepseek-r1-distill, gptel issue 774). */
+  /** Groq with a model that sends `reasoning` but refuses it back (seen with deepseek-r1-distill models). */
   groqRefusingReasoning: (): ServerProfile =>
     profile("groq-refusing-reasoning", (body) => groqMessages(body, new Set([...GROQ_MESSAGE_FIELDS].filter((f) => f !== "reasoning")))),
   /** llama.cpp's server: a request whose history holds tool-call arguments that are not JSON is a 500. */

@@ -1,5 +1,5 @@
 /**
- * `--events github` (issue 25 item 8), the renderer alone: which events become which workflow
+ * `--events github`, the renderer alone: which events become which workflow
  * commands, GitHub's escaping, and untrusted text that cannot start a command of its own.
  */
 import { PassThrough } from "node:stream";
