@@ -5,7 +5,7 @@
  * - 3b: a tool's abort listener that never returns is ended by the watchdog (the deadline no longer disarms it);
  * - 3d: a tool's 'exit' listener that never returns, or a stderr reader that stopped, cannot hold the exit;
  * - 4: a throw in a timer, a floating rejection (process.exit in a tool and an Error whose message
- *   getter throws run in-process: test/cli/reliability/tool-escapes.test.ts);
+ *   getter throws run in-process: test/cli/reliability/tool-faults.test.ts);
  * - 5: console output and direct writes of tools and hooks never reach stdout or break the events.
  */
 import { spawn } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
  * Hardening: how a `yiem run` ends when something other than the loop stops it, where only a real
- * process shows it (the in-process cases are in test/cli/reliability/run-end-files.test.ts):
+ * process shows it (the in-process cases are in test/cli/run.test.ts):
  * - item 2: an event loop that runs dry (a module's top-level await that never settles, an import
  *   cycle through `await import()`, a tool awaiting an event that never fires with no timeout):
  *   agentEnd error and exit 1, never a silent exit 0 (`run` and `tools check`);
