@@ -1,5 +1,5 @@
 /**
- * Through the real CLI: spec `model.pricing` puts `costUsd` on every usage object
+ * Through the CLI (in-process): spec `model.pricing` puts `costUsd` on every usage object
  * of the events and the result (cached prompt tokens at their own price when the server reports
  * them), and `limits.maxCostUsd` / `--budget-usd` stop a run as the token budget does (stopReason
  * budget, exit 3). Without pricing nothing is priced.
@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { assertEventStream, runCli, type CliResult } from "../support/cli.js";
+import { assertEventStream, type CliResult } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const SHOUT = `import { defineTool, toolResult } from "yiem";
 export default defineTool({

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
 import { compatProject, type CompatProject } from "../support/compat-cli.js";
-import { runCli } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 const KEY = "sk-compat-test"; // the key compatProject's runs send
 let server: ChatServer | undefined;

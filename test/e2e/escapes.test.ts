@@ -4,7 +4,8 @@
  * - 3a: a writeTool-only spec (no tool folder) gets the watchdog: model-written `for(;;){}` ends at --timeout;
  * - 3b: a tool's abort listener that never returns is ended by the watchdog (the deadline no longer disarms it);
  * - 3d: a tool's 'exit' listener that never returns, or a stderr reader that stopped, cannot hold the exit;
- * - 4: process.exit in a tool, a throw in a timer, a floating rejection, an Error whose message getter throws;
+ * - 4: a throw in a timer, a floating rejection (process.exit in a tool and an Error whose message
+ *   getter throws run in-process: test/cli/reliability/tool-faults.test.ts);
  * - 5: console output and direct writes of tools and hooks never reach stdout or break the events.
  */
 import { spawn } from "node:child_process";
@@ -147,18 +148,6 @@ describe("hangs the watchdog covers", () => {
 });
 
 describe("tools that try to escape the run", () => {
-  it("process.exit(0) in a tool: the call gets an error result, the run goes on and answers", async () => {
-    const tools = toolFolder("exit-call", { "quit.ts": tool("quit", "execute: async () => { process.exit(0); return 'unreachable'; }") });
-    server = await startChatServer([reply.json({ toolCalls: [call("q", "quit")] }), reply.json({ content: "answered anyway" })]);
-    const spec = writeSpec(dir, "exit-call", { toolDirs: [tools] });
-    const r = await yiem(["run", "-c", spec, "hi"], { server });
-    expectRunEnded(r, { code: 0, stopReason: "completed" });
-    expect(r.stdout).toBe("answered anyway\n");
-    const [result] = eventsOf(r, "toolExecutionEnd");
-    expect(result.isError).toBe(true);
-    expect(result.result.content[0].text).toMatch(/Tool "quit" failed: tool or hook code called process\.exit\(0\)/);
-  });
-
   for (const [what, execute, error] of [
     ["a throw in a timer", "execute: async () => { setTimeout(() => { throw new Error('timer boom'); }, 10); await new Promise((r) => setTimeout(r, 2000)); return 'late'; }", /tool or hook code threw outside its call: timer boom/],
     ["a floating promise rejection", "execute: async () => { Promise.reject(new Error('floating boom')); await new Promise((r) => setTimeout(r, 2000)); return 'late'; }", /tool or hook code left a promise rejection unhandled: floating boom/],
@@ -174,19 +163,6 @@ describe("tools that try to escape the run", () => {
       expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["c"]);
     });
   }
-
-  it("an Error whose message getter throws: the call still gets an error result, and the run goes on", async () => {
-    const tools = toolFolder("getter", {
-      "getter.ts": tool("getter", "execute: async () => { class Nasty extends Error { get message(): string { throw new Error('getter'); } } throw new Nasty(); }"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("g", "getter")] }), reply.json({ content: "fine" })]);
-    const spec = writeSpec(dir, "getter", { toolDirs: [tools] });
-    const r = await yiem(["run", "-c", spec, "hi"], { server });
-    expectRunEnded(r, { code: 0, stopReason: "completed" });
-    const [result] = eventsOf(r, "toolExecutionEnd");
-    expect(result.isError).toBe(true);
-    expect(result.result.content[0].text).toBe('Tool "getter" failed: a thrown Nasty (its message could not be read)');
-  });
 });
 
 describe("tool and hook output never reaches stdout or breaks the events", () => {

@@ -45,6 +45,8 @@ afterEach(async () => {
 
 const env = () => ({ TEST_BASE_URL: server.url, TEST_API_KEY: "sk-test", YIEM_SESSION_DIR: store });
 const run = (args: string[]) => runCli(["run", ...args], { cwd: dir, env: env(), timeoutMs: 60_000 });
+/** A run whose other side is a lock file or an edit, not a second process: in-process. */
+const runHere = (args: string[]) => runCliInProcess(["run", ...args], { cwd: dir, env: env(), timeoutMs: 60_000 });
 /** The session's first run, before any other holds it: no real process needed, so in-process. */
 const seed = async (args: string[]) => {
   const r = await runCliInProcess(["run", ...args], { cwd: dir, env: env(), timeoutMs: 60_000 });
@@ -168,7 +170,7 @@ describe("parallel runs on one session", () => {
     await seed(["--session-id", "stale", "start"]);
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     await writeFile(lockFile("stale"), JSON.stringify({ pid: Number(dead.stdout), hostname: hostname(), token: "left-behind", since: "2026-01-01T00:00:00.000Z" }));
-    const r = await run(["--resume", "stale", "--no-wait", "--output", "json", "again"]);
+    const r = await runHere(["--resume", "stale", "--no-wait", "--output", "json", "again"]);
     expect(r.code).toBe(0);
     expect((await readSession("stale")).runs).toHaveLength(2);
     expect(existsSync(lockFile("stale"))).toBe(false);
@@ -189,7 +191,7 @@ describe("parallel runs on one session", () => {
 
   it("a file changed behind the lock is not overwritten: the save fails (exit 1) and says so", async () => {
     await seed(["--session-id", "edited", "start"]);
-    const holder = run(["--resume", "edited", "--output", "json", "slow one"]);
+    const holder = runHere(["--resume", "edited", "--output", "json", "slow one"]);
     // The run has read the session once its request reaches the server.
     await until(() => server.requests.length === 2);
     const file = await readSession("edited");

@@ -9,7 +9,8 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer, type ReceivedRequest } from "../support/chat-server.js";
-import { assertEventStream, runCli, yiemBin } from "../support/cli.js";
+import { assertEventStream, yiemBin } from "../support/cli.js";
+import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 import { inspector, serveEnv, serveProject, serveRuns, serveV2, yiemServe, type Served } from "../support/mcp-serve.js";
 
 const dirs: string[] = [];

@@ -1,9 +1,10 @@
 /**
  * Battery: faults from tools. A tool that throws, never resolves, ignores its abort signal,
- * returns a malformed result or produces 50 MB: each becomes an error result (or a cut result),
- * the run continues or ends as the contract says, with one agentEnd.
+ * returns a malformed result or produces 50 MB, calls process.exit or throws an Error whose
+ * message cannot be read: each becomes an error result (or a cut result), the run continues or
+ * ends as the contract says, with one agentEnd.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -160,5 +161,41 @@ describe("tool faults through the CLI", () => {
     const sent = server.requests[1].messages.filter((m: { role: string }) => m.role === "tool");
     expect(sent.map((m: { tool_call_id: string }) => m.tool_call_id)).toEqual(["b", "s", "h", "f"]);
     expect(JSON.stringify(server.requests[1]).length).toBeLessThan(4 * MAX_RESULT_CHARS);
+  });
+
+  /** A folder `name` holding tool files (file name → source). */
+  function toolFolder(name: string, files: Record<string, string>): string {
+    const folder = join(dir, name);
+    mkdirSync(folder, { recursive: true });
+    for (const [file, source] of Object.entries(files)) writeFileSync(join(folder, file), source);
+    return folder;
+  }
+  const tool = (name: string, execute: string) =>
+    `export default { name: ${JSON.stringify(name)}, label: "t", description: "d", inputSchema: { type: "object" }, ${execute} };\n`;
+
+  // Tools that try to escape the run (test/e2e/escapes.test.ts has the cases that need a real process).
+  it("process.exit(0) in a tool: the call gets an error result, the run goes on and answers", async () => {
+    const tools = toolFolder("exit-call", { "quit.ts": tool("quit", "execute: async () => { process.exit(0); return 'unreachable'; }") });
+    server = await startChatServer([reply.json({ toolCalls: [call("q", "quit")] }), reply.json({ content: "answered anyway" })]);
+    const spec = writeSpec(dir, "exit-call", { toolDirs: [tools] });
+    const r = await yiem(["run", "-c", spec, "hi"], { server });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    expect(r.stdout).toBe("answered anyway\n");
+    const [result] = eventsOf(r, "toolExecutionEnd");
+    expect(result.isError).toBe(true);
+    expect(result.result.content[0].text).toMatch(/Tool "quit" failed: tool or hook code called process\.exit\(0\)/);
+  });
+
+  it("an Error whose message getter throws: the call still gets an error result, and the run goes on", async () => {
+    const tools = toolFolder("getter", {
+      "getter.ts": tool("getter", "execute: async () => { class Nasty extends Error { get message(): string { throw new Error('getter'); } } throw new Nasty(); }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("g", "getter")] }), reply.json({ content: "fine" })]);
+    const spec = writeSpec(dir, "getter", { toolDirs: [tools] });
+    const r = await yiem(["run", "-c", spec, "hi"], { server });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    const [result] = eventsOf(r, "toolExecutionEnd");
+    expect(result.isError).toBe(true);
+    expect(result.result.content[0].text).toBe('Tool "getter" failed: a thrown Nasty (its message could not be read)');
   });
 });
