@@ -16,11 +16,13 @@
 const SLOT = 3;
 const FIRST_CAPACITY = 1 << 12;
 const MAX_LOAD = 0.7;
+/** reserve() allocates at most this many slots (192 MiB) up front; past it the table grows as ids come. */
+const MAX_RESERVE = 1 << 24;
 
-/** Two 32-bit hashes of a string (its UTF-16 code units), each finished with a full avalanche. */
-export type IdHash = (id: string) => [number, number];
+/** Two 32-bit hashes of a string (its UTF-16 code units), each finished with a full avalanche, written to out[0] and out[1]. */
+export type IdHash = (id: string, out: Int32Array) => void;
 
-export const hashId: IdHash = (id) => {
+export const hashId: IdHash = (id, out) => {
   let a = 0x811c9dc5 | 0;
   let b = 0x9747b28c | 0;
   for (let i = 0; i < id.length; i++) {
@@ -29,7 +31,8 @@ export const hashId: IdHash = (id) => {
     b = Math.imul(b ^ c, 0x5bd1e995);
     b ^= b >>> 13;
   }
-  return [mix(a ^ id.length), mix(b)];
+  out[0] = mix(a ^ id.length);
+  out[1] = mix(b);
 };
 
 function mix(h: number): number {
@@ -47,6 +50,7 @@ export class IdIndex {
   private count = 0;
   /** Ids whose hash another id took first, and their line. */
   private readonly collided = new Map<string, number>();
+  private readonly hashed = new Int32Array(2);
 
   /** `idAt(line)`: the id of line `line`, read again (only when two hashes meet). */
   constructor(private readonly idAt: (line: number) => string | undefined, private readonly hash: IdHash = hashId) {}
@@ -56,10 +60,18 @@ export class IdIndex {
     return this.count + this.collided.size;
   }
 
+  /** Makes room for about `ids` ids at once (the check pass's estimate from the file size), so the table need not grow step by step. */
+  reserve(ids: number): void {
+    const wanted = Math.min(MAX_RESERVE, Math.ceil(ids / MAX_LOAD));
+    while (this.capacity < wanted) this.grow();
+  }
+
   /** Records that line `line` uses `id`; false when an earlier line uses it already. */
   add(id: string, line: number): boolean {
-    if (this.collided.has(id)) return false;
-    const [a, b] = this.hash(id);
+    if (this.collided.size > 0 && this.collided.has(id)) return false;
+    this.hash(id, this.hashed);
+    const a = this.hashed[0]!;
+    const b = this.hashed[1]!;
     const at = this.find(a, b);
     const owner = this.slots[at + 2]! >>> 0;
     if (owner === 0) {
@@ -77,9 +89,11 @@ export class IdIndex {
 
   /** The line that owns `id` (see module rules), or -1. `expected` is the caller's own line. */
   owner(id: string, expected: number): number {
-    const other = this.collided.get(id);
+    const other = this.collided.size > 0 ? this.collided.get(id) : undefined;
     if (other !== undefined) return other;
-    const [a, b] = this.hash(id);
+    this.hash(id, this.hashed);
+    const a = this.hashed[0]!;
+    const b = this.hashed[1]!;
     const owner = this.slots[this.find(a, b) + 2]! >>> 0;
     if (owner === 0) return -1;
     if (owner === expected) return expected;

@@ -20,8 +20,7 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const ID_KEY = Buffer.from('{"id":"');
 const CUSTOM_ID_KEY = Buffer.from('{"custom_id":"');
-const REPEATED_ID = Buffer.from('"id"');
-const REPEATED_CUSTOM_ID = Buffer.from('_id"');
+const KEY_END = Buffer.from('id"');
 const UNICODE_ESCAPE = Buffer.from("\\u");
 
 /** The line's id by the fast path (see module rules): a string, null for a blank line, undefined when it gives up. */
@@ -33,8 +32,8 @@ export function fastLineId(buffer: Buffer, start: number, end: number, line: num
   if (first >= 0x80) return undefined;
   if (first !== 0x7b) return String(line);
   if (at !== start) return undefined;
-  const custom = startsWith(buffer, start, end, CUSTOM_ID_KEY);
-  if (!custom && !startsWith(buffer, start, end, ID_KEY)) return undefined;
+  const custom = buffer[start + 2] === 0x63; // {"c…
+  if (!startsWith(buffer, start, end, custom ? CUSTOM_ID_KEY : ID_KEY)) return undefined;
   const idStart = start + (custom ? CUSTOM_ID_KEY.length : ID_KEY.length);
   const idEnd = Math.min(end, idStart + MAX_ID_CHARS + 1);
   let close = idStart;
@@ -47,8 +46,12 @@ export function fastLineId(buffer: Buffer, start: number, end: number, line: num
   const after = buffer[close + 1];
   if (after !== 0x2c && after !== 0x7d) return undefined;
   const rest = buffer.subarray(close + 1, end);
-  if (rest.indexOf(UNICODE_ESCAPE) >= 0 || rest.indexOf(REPEATED_CUSTOM_ID) >= 0) return undefined;
-  if (!custom && rest.indexOf(REPEATED_ID) >= 0) return undefined;
+  if (rest.indexOf(UNICODE_ESCAPE) >= 0) return undefined;
+  // `id"` ends both keys that matter: `"id"` (a repeated id) and `_id"` (custom_id).
+  for (let at = rest.indexOf(KEY_END); at >= 0; at = rest.indexOf(KEY_END, at + 1)) {
+    const before = at > 0 ? rest[at - 1] : undefined;
+    if (before === 0x5f || (before === QUOTE && !custom)) return undefined;
+  }
   return buffer.toString("latin1", idStart, close);
 }
 
@@ -59,5 +62,7 @@ export function lineId(buffer: Buffer, start: number, end: number, line: number)
 }
 
 function startsWith(buffer: Buffer, start: number, end: number, prefix: Buffer): boolean {
-  return end - start >= prefix.length && buffer.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0;
+  if (end - start < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (buffer[start + i] !== prefix[i]) return false;
+  return true;
 }

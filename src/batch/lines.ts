@@ -49,6 +49,16 @@ export class LineReader {
     return new LineReader(await open(file, "r"));
   }
 
+  /** The file's size when opened, in bytes. */
+  async size(): Promise<number> {
+    return (await this.handle.stat()).size;
+  }
+
+  /** Bytes read so far, as lines or the unfinished line kept (the file offset of the buffer's end). */
+  get bytesRead(): number {
+    return this.base + this.carry;
+  }
+
   /** Lines read so far. */
   get lines(): number {
     return this.lineNumber;

@@ -185,6 +185,9 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
     },
   };
   try {
+    // The first chunk tells the average line length: the id table is sized for the whole file at once.
+    const size = await reader.size();
+    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.reserve(Math.ceil((size / reader.bytesRead) * reader.lines));
     while (!signal?.aborted && (await reader.next(visitor)));
   } finally {
     await reader.close();

@@ -66,7 +66,7 @@ describe("IdIndex", () => {
   it("tells apart ids whose hashes meet by reading the earlier line again, and finds real repeats", () => {
     const byLine = new Map<number, string>();
     const reads: number[] = [];
-    const index = new IdIndex((line) => (reads.push(line), byLine.get(line)), () => [1, 1]);
+    const index = new IdIndex((line) => (reads.push(line), byLine.get(line)), (_id, out) => void out.fill(1));
     const add = (id: string, line: number) => (byLine.set(line, id), index.add(id, line));
     expect(add("a", 1)).toBe(true);
     expect(add("b", 2)).toBe(true); // the same hash, another id
