@@ -12,6 +12,9 @@
  *   at most CHECKPOINT_LINES lines.
  * - A line longer than MAX_LINE_BYTES is reported by its length (`tooLong`) and skipped without
  *   being held: the buffer never grows past MAX_LINE_BYTES + one chunk.
+ * - Chunks are read synchronously (a 4 MiB read of a cached file is a copy; the hop to libuv's
+ *   thread pool and back cost more than the read on a loaded machine), and every YIELD_EVERY
+ *   chunks `next` waits for the event loop's next turn, so signals and timers still run.
  */
 import { openSync, readSync, closeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
@@ -19,6 +22,7 @@ import { open, type FileHandle } from "node:fs/promises";
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 const CHUNK_BYTES = 4 * 1024 * 1024;
 export const CHECKPOINT_LINES = 1024;
+const YIELD_EVERY = 4;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 
@@ -40,6 +44,7 @@ export class LineReader {
   private skipping = 0;
   private skipOffset = 0;
   private ended = false;
+  private chunks = 0;
   /** checkpoints[k]: the offset of line k × CHECKPOINT_LINES + 1. */
   readonly checkpoints: number[] = [];
 
@@ -68,7 +73,8 @@ export class LineReader {
   async next(visitor: LineVisitor): Promise<boolean> {
     if (this.ended) return false;
     if (this.carry === this.buffer.length) this.growOrSkip();
-    const { bytesRead } = await this.handle.read(this.buffer, this.carry, this.buffer.length - this.carry, null);
+    if (++this.chunks % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    const bytesRead = readSync(this.handle.fd, this.buffer, this.carry, this.buffer.length - this.carry, null);
     let end = this.carry + bytesRead;
     let start = 0;
     if (this.base === 0 && this.carry === 0 && this.lineNumber === 0 && end >= 3 && this.buffer[0] === 0xef && this.buffer[1] === 0xbb && this.buffer[2] === 0xbf) start = 3;

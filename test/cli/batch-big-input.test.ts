@@ -16,6 +16,8 @@ import { batchProject, itemReply, readResults } from "../support/batch.js";
 import { FULL_CHECK_BYTES } from "../../src/batch/runner.js";
 
 const PAD_LINES = 4;
+/** Each case reads and writes ~35 MB through the whole CLI a few times: slow on a loaded machine. */
+const CASE_TIMEOUT_MS = 180_000;
 const PAD_PROMPT = "x".repeat(9 * 1024 * 1024);
 
 let dir: string;
@@ -58,7 +60,7 @@ describe("yiem batch on an input over the check pass's full part", () => {
     expect(r.stderr).toContain('1 bad line, so nothing ran');
     expect(r.stderr).toContain(`line ${PAD_LINES + 2}: the id "b" is used by an earlier line too: ids must be unique`);
     expect(server.received).toHaveLength(0);
-  });
+  }, CASE_TIMEOUT_MS);
 
   it("turns a line that is bad past it for another reason into its error result, says so; --full-check refuses it before anything runs", async () => {
     server = await startChatServer((request) => itemReply(request));
@@ -78,5 +80,5 @@ describe("yiem batch on an input over the check pass's full part", () => {
     expect(full.code, full.stderr).toBe(2);
     expect(full.stderr).toContain(`line ${PAD_LINES + 1} (id "a"): unknown key "promt"`);
     expect(server.received.length).toBe(received);
-  });
+  }, CASE_TIMEOUT_MS);
 });
