@@ -6,6 +6,7 @@
  * `--runs` (default 15) runs, with its baseline measured in the same, alternating runs.
  *
  *   node bench/run.mjs [--runs N] [--only NAME[,NAME]] [--keep-startup-env]
+ *                      [--batch-items N] [--batch-memory-items A,B] [--batch-big-mb MB] [--batch-arms speed,memory,big]
  *   names: startup, loop, tools500, parallel, events, mcp, mcp-serve, batch
  *
  * Every child runs without the variables that change Node's own start-up (NODE_EXTRA_CA_CERTS,
@@ -29,7 +30,18 @@ import { benchBatch } from "./batch.mjs";
 
 const BENCHMARKS = { startup: benchStartup, loop: benchLoop, tools500: benchManyTools, parallel: benchParallel, events: benchEvents, mcp: benchMcp, "mcp-serve": benchMcpServe, batch: benchBatch };
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, only: { type: "string" }, "keep-startup-env": { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "15" },
+    only: { type: "string" },
+    "keep-startup-env": { type: "boolean", default: false },
+    // The batch benchmark's arm sizes (bench/batch.mjs).
+    "batch-items": { type: "string" },
+    "batch-memory-items": { type: "string" },
+    "batch-big-mb": { type: "string" },
+    "batch-arms": { type: "string" },
+  },
+});
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) {
   process.stderr.write("--runs takes a positive integer\n");
@@ -52,7 +64,7 @@ try {
   const dirs = writeTools(ws);
   const cacheDir = ws.path("cache");
   mkdirSync(cacheDir);
-  const ctx = { runs, ws, dirs, cacheDir };
+  const ctx = { runs, ws, dirs, cacheDir, batch: { items: values["batch-items"], memoryItems: values["batch-memory-items"], bigMb: values["batch-big-mb"], arms: values["batch-arms"] } };
   for (const name of names) {
     process.stderr.write(`bench: ${name} …\n`);
     const started = performance.now();

@@ -17,6 +17,7 @@
  */
 import { createReadStream } from "node:fs";
 import type { BatchItem } from "./types.js";
+import { MAX_LINE_BYTES } from "./lines.js";
 
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 export const MAX_ID_CHARS = 512;
@@ -74,7 +75,7 @@ export async function* readInputLines(source: string | NodeJS.ReadableStream): A
 /** The item of one line; null for a blank line. Throws InputLineError. */
 export function parseItem(input: InputLine): BatchItem | null {
   const { line } = input;
-  if ("tooLong" in input) throw new InputLineError(line, `the line is ${input.tooLong} characters long, more than the ${MAX_LINE_CHARS} a line may have`);
+  if ("tooLong" in input) throw new InputLineError(line, `the line is ${input.tooLong} bytes long, more than the ${MAX_LINE_BYTES} (16 MiB) a line may have`);
   const text = input.text;
   const first = text.trimStart()[0];
   if (first === undefined) return null;
@@ -90,12 +91,31 @@ export function parseItem(input: InputLine): BatchItem | null {
   return "custom_id" in object ? openAiItem(object, line) : objectItem(object, line);
 }
 
+/**
+ * The id `parseItem` gives the line `text`, reading no more than it needs: null for a blank line,
+ * the line number for a string or plain line; for an object line the JSON is parsed and only the
+ * id is checked (the check pass past its full part, ./line-id.ts). Throws InputLineError.
+ */
+export function idOfText(text: string, line: number): string | null {
+  const first = text.trimStart()[0];
+  if (first === undefined) return null;
+  if (first !== "{") return String(line);
+  const value = parseJson(text, line);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new InputLineError(line, "a line starting with { must be one JSON object");
+  return objectId(value as Record<string, unknown>, line);
+}
+
+/** An object line's id: `custom_id` when the line has one (a batch-request line), else `id`. */
+function objectId(object: Record<string, unknown>, line: number): string {
+  return "custom_id" in object ? idOf(object.custom_id, "custom_id", line) : idOf(object.id, "id", line);
+}
+
 const ITEM_KEYS = new Set(["id", "prompt", "stdin", "attachments", "vars"]);
 const OPENAI_KEYS = new Set(["custom_id", "method", "url", "body"]);
 const CHAT_URLS = new Set(["/v1/chat/completions", "/chat/completions"]);
 
 function objectItem(object: Record<string, unknown>, line: number): BatchItem {
-  const id = idOf(object.id, "id", line);
+  const id = objectId(object, line);
   const fail = (reason: string) => new InputLineError(line, reason, id);
   for (const key of Object.keys(object)) {
     if (!ITEM_KEYS.has(key)) throw fail(`unknown key ${JSON.stringify(key)} (an item has id, prompt, stdin, attachments, vars)`);
@@ -124,7 +144,7 @@ function objectItem(object: Record<string, unknown>, line: number): BatchItem {
 }
 
 function openAiItem(object: Record<string, unknown>, line: number): BatchItem {
-  const id = idOf(object.custom_id, "custom_id", line);
+  const id = objectId(object, line);
   const fail = (reason: string) => new InputLineError(line, reason, id);
   for (const key of Object.keys(object)) {
     if (!OPENAI_KEYS.has(key)) throw fail(`unknown key ${JSON.stringify(key)} (a batch-request line has custom_id, method, url, body)`);

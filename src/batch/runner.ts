@@ -4,23 +4,32 @@
  *
  * Rules:
  * - The check pass (`checkInput`) reads the whole input once, streamed, before anything runs,
- *   and keeps only the Set of ids: every line is parsed and prepared (a bad line, a template
- *   placeholder without a value, an id seen before), and the items this batch will run are
- *   counted. Bad lines are reported together (at most MAX_REPORTED), unless `skipBadLines`.
+ *   and keeps only the ids (./id-index.ts): every line's id is read and repeated ids are found,
+ *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes
+ *   are also parsed and prepared whole (a bad line, a template placeholder without a value);
+ *   past them only the id is read (./line-id.ts), so a big input starts at once. Bad lines are
+ *   reported together (at most MAX_REPORTED), unless `skipBadLines`.
  * - The run pass (`runItems`) reads the input again, streamed, and applies the same rules in the
- *   same order; under `skipBadLines` (or without the check pass) a bad line becomes an error
- *   result with the id `line:N`, and a repeated id the same, so no id appears twice.
+ *   same order, every line parsed and prepared whole; under `skipBadLines` (or without the check
+ *   pass) a bad line becomes an error result with the id `line:N`, and a repeated id the same, so
+ *   no id appears twice. After a check, a line whose id is not the one the check counted for it
+ *   is a bad line too (the input changed, or the fast path misread it).
  * - An item runs when it belongs to this shard and the ledger has no final result for it.
  * - `stopStarting` aborted: no item starts any more (signals, the batch deadline); running items
  *   are the caller's to stop (their own signal).
  * - Results are counted into the summary as they are written; `usage` sums every item's.
  */
-import { InputLineError, parseItem, readInputLines } from "./input.js";
+import { InputLineError, parseItem, type InputLine } from "./input.js";
+import { IdIndex } from "./id-index.js";
+import { lineId } from "./line-id.js";
+import { LineReader, lineAt } from "./lines.js";
 import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
 
 export const MAX_REPORTED = 10;
+/** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
+export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
 
 /** Where the items come from, and which of them this batch runs. */
 export interface BatchSource {
@@ -31,6 +40,8 @@ export interface BatchSource {
   done: ReadonlyMap<string, unknown>;
   /** Checks an item beyond its line (the template, its messages); throws an Error whose message says what is wrong. */
   prepare(item: BatchItem): void;
+  /** The check pass parses the lines of this many first bytes whole (default FULL_CHECK_BYTES; Infinity: every line). */
+  fullCheckBytes?: number;
 }
 
 export interface CheckReport {
@@ -43,31 +54,72 @@ export interface CheckReport {
   /** The bad lines (at most MAX_REPORTED messages) and how many there were. */
   problems: string[];
   problemCount: number;
+  /** The first line of which only the id was checked (past `fullCheckBytes`); absent when every line was checked whole. */
+  idsOnlyFrom?: number;
+  /** The ids the check counted, each with its line: the run pass holds every line to them. */
+  index: IdIndex;
 }
 
 export type Entry = { item: BatchItem } | { bad: InputLineError; id: string };
 
-/** The input's items and bad lines, in order, with a repeated id as a bad line (see module rules). */
-export async function* entries(source: Pick<BatchSource, "file" | "prepare">): AsyncGenerator<Entry> {
-  const seen = new Set<string>();
-  for await (const line of readInputLines(source.file)) {
-    let item: BatchItem | null;
+/** An empty id index over the lines `reader` reads (a line is read again only to tell two ids of one hash apart). */
+function idIndexOf(file: string, reader: LineReader): IdIndex {
+  return new IdIndex((line) => {
     try {
-      item = parseItem(line);
-      if (item === null) continue;
-      if (seen.has(item.id)) throw new InputLineError(item.line, `the id ${JSON.stringify(item.id)} is used by an earlier line too: ids must be unique`);
-      seen.add(item.id);
-      try {
-        source.prepare(item);
-      } catch (error) {
-        throw new InputLineError(item.line, (error as Error).message, item.id);
-      }
-    } catch (error) {
-      if (!(error instanceof InputLineError)) throw error;
-      yield { bad: error, id: `line:${line.line}` };
-      continue;
+      const bytes = lineAt(file, line, reader.checkpoints);
+      return bytes ? lineId(bytes, 0, bytes.length, line) ?? undefined : undefined;
+    } catch {
+      return undefined;
     }
-    yield { item };
+  });
+}
+
+function repeatedId(line: number, id: string): InputLineError {
+  return new InputLineError(line, `the id ${JSON.stringify(id)} is used by an earlier line too: ids must be unique`);
+}
+
+/**
+ * The input's items and bad lines, in order, with a repeated id as a bad line (see module rules).
+ * `checked`: the check pass's ids; each line's id must be the one it counted for that line.
+ */
+export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdIndex): AsyncGenerator<Entry> {
+  const reader = await LineReader.open(source.file);
+  const index = checked ?? idIndexOf(source.file, reader);
+  let lines: InputLine[] = [];
+  const visitor = {
+    line: (buffer: Buffer, start: number, end: number, line: number) => void lines.push({ line, text: buffer.toString("utf8", start, end) }),
+    tooLong: (line: number, bytes: number) => void lines.push({ line, tooLong: bytes }),
+  };
+  try {
+    for (let more = true; more;) {
+      more = await reader.next(visitor);
+      const chunk = lines;
+      lines = [];
+      for (const input of chunk) {
+        let item: BatchItem | null;
+        try {
+          item = parseItem(input);
+          if (item === null) continue;
+          if (checked) {
+            const owner = checked.owner(item.id, item.line);
+            if (owner >= 0 && owner < item.line) throw repeatedId(item.line, item.id);
+            if (owner !== item.line) throw new InputLineError(item.line, "this id is not the one the check pass read from this line (was the input changed while the batch ran?)", item.id);
+          } else if (!index.add(item.id, item.line)) throw repeatedId(item.line, item.id);
+          try {
+            source.prepare(item);
+          } catch (error) {
+            throw new InputLineError(item.line, (error as Error).message, item.id);
+          }
+        } catch (error) {
+          if (!(error instanceof InputLineError)) throw error;
+          yield { bad: error, id: `line:${input.line}` };
+          continue;
+        }
+        yield { item };
+      }
+    }
+  } finally {
+    await reader.close();
   }
 }
 
@@ -82,18 +134,63 @@ function inShard(source: BatchSource, id: string): boolean {
 
 /** The check pass (see module rules); `signal` ends it early (the report then counts what was read). */
 export async function checkInput(source: BatchSource, signal?: AbortSignal): Promise<CheckReport> {
-  const report: CheckReport = { total: 0, skipped: 0, lines: 0, problems: [], problemCount: 0 };
-  for await (const entry of entries(source)) {
-    if (signal?.aborted) break;
+  const reader = await LineReader.open(source.file);
+  const index = idIndexOf(source.file, reader);
+  const report: CheckReport = { total: 0, skipped: 0, lines: 0, problems: [], problemCount: 0, index };
+  const fullBytes = source.fullCheckBytes ?? FULL_CHECK_BYTES;
+  const count = (id: string) => {
     report.lines++;
-    if ("bad" in entry) {
-      report.problemCount++;
-      if (report.problems.length < MAX_REPORTED) report.problems.push(entry.bad.message);
-    }
-    const id = idOf(entry);
-    if (!inShard(source, id)) continue;
+    if (!inShard(source, id)) return;
     report.total++;
     if (source.done.has(id)) report.skipped++;
+  };
+  const bad = (error: unknown, line: number) => {
+    if (!(error instanceof InputLineError)) throw error;
+    report.problemCount++;
+    if (report.problems.length < MAX_REPORTED) report.problems.push(error.message);
+    count(`line:${line}`);
+  };
+  const visitor = {
+    line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
+      let id: string | null;
+      try {
+        if (offset + (end - start) <= fullBytes) {
+          const item = parseItem({ line, text: buffer.toString("utf8", start, end) });
+          if (item === null) return;
+          if (!index.add(item.id, line)) throw repeatedId(line, item.id);
+          try {
+            source.prepare(item);
+          } catch (error) {
+            throw new InputLineError(line, (error as Error).message, item.id);
+          }
+          id = item.id;
+        } else {
+          report.idsOnlyFrom ??= line;
+          id = lineId(buffer, start, end, line);
+          if (id === null) return;
+          if (!index.add(id, line)) throw repeatedId(line, id);
+        }
+      } catch (error) {
+        bad(error, line);
+        return;
+      }
+      count(id);
+    },
+    tooLong(line: number, bytes: number) {
+      try {
+        parseItem({ line, tooLong: bytes });
+      } catch (error) {
+        bad(error, line);
+      }
+    },
+  };
+  try {
+    // The first chunk tells the average line length: the id table is sized for the whole file at once.
+    const size = await reader.size();
+    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.reserve(Math.ceil((size / reader.bytesRead) * reader.lines));
+    while (!signal?.aborted && (await reader.next(visitor)));
+  } finally {
+    await reader.close();
   }
   return report;
 }
@@ -109,6 +206,8 @@ export interface RunItemsOptions {
   onResult(result: BatchResult): void;
   onStart?(item: BatchItem): void;
   stopStarting: AbortSignal;
+  /** The check pass's ids (its report's `index`), when it ran. */
+  checked?: IdIndex;
 }
 
 export interface RunTally extends Omit<BatchSummary, "durationMs" | "total"> {
@@ -131,7 +230,7 @@ export function countResult(tally: RunTally, result: BatchResult): void {
 /** The run pass (see module rules); resolves when every started item has its result. */
 export async function runItems(options: RunItemsOptions, tally: RunTally): Promise<void> {
   const { source, stopStarting } = options;
-  const iterator = entries(source)[Symbol.asyncIterator]();
+  const iterator = entries(source, options.checked)[Symbol.asyncIterator]();
   const next = async (): Promise<Entry | null> => {
     for (;;) {
       if (stopStarting.aborted) return null;

@@ -260,7 +260,7 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
 const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 
 /** `yiem batch`'s flags that take no value. */
-const BATCH_BOOLEAN_FLAGS = new Set(["--debug", "--strict", "--resume", "--skip-bad-lines", "--check", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+const BATCH_BOOLEAN_FLAGS = new Set(["--debug", "--strict", "--resume", "--skip-bad-lines", "--check", "--full-check", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 
 function takesValue(previous: string | undefined, booleans: ReadonlySet<string> = RUN_BOOLEAN_FLAGS): boolean {
   return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !booleans.has(previous);

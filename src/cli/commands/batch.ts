@@ -72,6 +72,8 @@ interface BatchFlags {
   resume: boolean;
   skipBadLines: boolean;
   check: boolean;
+  /** --full-check: the check pass parses every line whole, whatever the input's size. */
+  fullCheck: boolean;
 }
 
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
@@ -155,12 +157,14 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     ...(flags.shard ? { shard: flags.shard } : {}),
     done: ledger.done,
     prepare: (item) => void itemMessages(item, shared0),
+    ...(flags.fullCheck ? { fullCheckBytes: Infinity } : {}),
   };
   const report = flags.check ? await checkInput(source, stopStarting.signal) : undefined;
   if (report && report.problemCount > 0 && !flags.skipBadLines && !signals.received) {
     const more = report.problemCount > report.problems.length ? `\n  … and ${report.problemCount - report.problems.length} more` : "";
     throw new UsageError(`${flags.input}: ${report.problemCount} bad line${report.problemCount === 1 ? "" : "s"}, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n${report.problems.map((p) => `  ${p}`).join("\n")}${more}`);
   }
+  if (report?.idsOnlyFrom !== undefined) sink.note(`${flags.input}: lines from ${report.idsOnlyFrom} on were checked for their ids only (the input is over 32 MiB); a bad line among them becomes its item's error result (--full-check checks every line first)`);
 
   guardChannels({
     onOutput: ({ stream, text }) => sink.batch({ type: "warning", message: redact(`tool or hook code wrote to ${stream}: ${text}`) }),
@@ -223,6 +227,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
       source,
       concurrency: flags.concurrency,
       stopStarting: stopStarting.signal,
+      ...(report ? { checked: report.index } : {}),
       runItem: (item) => runBatchItem(item, shared, stopRunning.signal),
       badLine: (error, id) => badLineResult(error, id),
       onResult: (result) => {
@@ -325,6 +330,7 @@ function batchFlags(argv: Record<string, unknown>, io: CliIo, problems: string[]
     resume: argv.resume === true,
     skipBadLines: argv["skip-bad-lines"] === true,
     check: argv.check !== false,
+    fullCheck: argv["full-check"] === true,
   };
   if (flags.input !== "" && flags.input !== "-" && flags.input === flags.output) problems.push("the input and the results file are the same file: name another -o");
   if (flags.input !== "" && flags.input !== "-") {

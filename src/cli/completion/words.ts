@@ -145,6 +145,7 @@ export const COMMAND_TREE: Record<string, CommandInfo> = {
     { name: "shard", value: "free" },
     { name: "skip-bad-lines" },
     { name: "check", negatable: true },
+    { name: "full-check" },
     { name: "prompt-template", value: "at-file" },
     { name: "events", value: EVENTS },
     { name: "base-url", value: "free" },

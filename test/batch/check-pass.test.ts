@@ -1,0 +1,121 @@
+/**
+ * The check pass at scale (src/batch/lines.ts, id-index.ts, runner.ts): lines read as byte spans
+ * (BOM, CRLF, a line over the cap skipped, any line read again from a checkpoint), ids kept as
+ * hashes and compared exactly when two hashes meet, the check's part read for ids only, and the
+ * run pass refusing a line whose id is not the one the check counted.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHECKPOINT_LINES, LineReader, lineAt, MAX_LINE_BYTES } from "../../src/batch/lines.js";
+import { IdIndex } from "../../src/batch/id-index.js";
+import { checkInput, entries, type BatchSource } from "../../src/batch/runner.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "yiem-check-pass-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+let n = 0;
+async function file(content: string | Buffer): Promise<string> {
+  const path = join(dir, `input-${++n}.jsonl`);
+  await writeFile(path, content);
+  return path;
+}
+
+async function readAll(path: string) {
+  const reader = await LineReader.open(path);
+  const lines: Array<{ line: number; text?: string; tooLong?: number; offset: number }> = [];
+  const visitor = {
+    line: (b: Buffer, s: number, e: number, line: number, offset: number) => void lines.push({ line, text: b.toString("utf8", s, e), offset }),
+    tooLong: (line: number, tooLong: number, offset: number) => void lines.push({ line, tooLong, offset }),
+  };
+  while (await reader.next(visitor));
+  return { lines, reader };
+}
+
+describe("LineReader", () => {
+  it("drops a BOM and a \\r before \\n, keeps a last line without newline, gives byte offsets", async () => {
+    const { lines } = await readAll(await file(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"id":"a"}\r\n\né\nlast')])));
+    expect(lines).toEqual([
+      { line: 1, text: '{"id":"a"}', offset: 3 },
+      { line: 2, text: "", offset: 15 },
+      { line: 3, text: "é", offset: 16 },
+      { line: 4, text: "last", offset: 19 },
+    ]);
+  });
+
+  it("skips a line over the cap by its length without holding it, and reads any line again from its checkpoint", async () => {
+    const many = Array.from({ length: CHECKPOINT_LINES * 2 + 5 }, (_, i) => `line ${i + 1}`);
+    const big = "x".repeat(MAX_LINE_BYTES + 10);
+    const path = await file(`${many.join("\n")}\n${big}\r\nafter\n`);
+    const { lines, reader } = await readAll(path);
+    const last = lines.length;
+    expect(lines[last - 2]).toMatchObject({ line: many.length + 1, tooLong: MAX_LINE_BYTES + 11 });
+    expect(lines[last - 1]).toMatchObject({ line: many.length + 2, text: "after" });
+    expect(reader.checkpoints.length).toBe(3);
+    for (const line of [1, CHECKPOINT_LINES, CHECKPOINT_LINES + 1, many.length]) expect(lineAt(path, line, reader.checkpoints)?.toString()).toBe(`line ${line}`);
+    expect(lineAt(path, many.length + 1, reader.checkpoints)).toBeUndefined();
+    expect(lineAt(path, many.length + 2, reader.checkpoints)?.toString()).toBe("after");
+    expect(lineAt(path, many.length + 9, reader.checkpoints)).toBeUndefined();
+  });
+});
+
+describe("IdIndex", () => {
+  it("tells apart ids whose hashes meet by reading the earlier line again, and finds real repeats", () => {
+    const byLine = new Map<number, string>();
+    const reads: number[] = [];
+    const index = new IdIndex((line) => (reads.push(line), byLine.get(line)), (_id, out) => void out.fill(1));
+    const add = (id: string, line: number) => (byLine.set(line, id), index.add(id, line));
+    expect(add("a", 1)).toBe(true);
+    expect(add("b", 2)).toBe(true); // the same hash, another id
+    expect(add("c", 3)).toBe(true);
+    expect(add("a", 4)).toBe(false);
+    expect(add("b", 5)).toBe(false);
+    expect(reads.length).toBeGreaterThan(0);
+    expect(index.size).toBe(3);
+    expect([index.owner("a", 4), index.owner("b", 2), index.owner("c", 3), index.owner("d", 6)]).toEqual([1, 2, 3, -1]);
+  });
+
+  it("grows past its first capacity and keeps every id", () => {
+    const index = new IdIndex(() => undefined);
+    for (let i = 1; i <= 50_000; i++) expect(index.add(`id-${i}`, i)).toBe(true);
+    expect(index.size).toBe(50_000);
+    expect(index.owner("id-1", 1)).toBe(1);
+    expect(index.owner("id-49999", 49_999)).toBe(49_999);
+    expect(index.owner("id-50001", 50_001)).toBe(-1);
+  });
+});
+
+describe("the check pass past its full part, and the run pass after it", () => {
+  const source = (path: string, extra: Partial<BatchSource> = {}): BatchSource => ({ file: path, done: new Map(), prepare: () => {}, ...extra });
+  const collect = async (s: BatchSource, checked?: IdIndex) => {
+    const out: string[] = [];
+    for await (const entry of entries(s, checked)) out.push("item" in entry ? entry.item.id : `${entry.id}: ${entry.bad.reason}`);
+    return out;
+  };
+
+  it("reads only ids past fullCheckBytes (an unknown key passes, a repeated id does not); the run pass finds the rest", async () => {
+    const path = await file(['{"id":"a","prompt":"p"}', '{"id":"b","promt":"typo"}', '{"id":"a","prompt":"again"}', "plain"].join("\n"));
+    const full = await checkInput(source(path));
+    expect(full.problems).toEqual(['line 2 (id "b"): unknown key "promt" (an item has id, prompt, stdin, attachments, vars)', 'line 3: the id "a" is used by an earlier line too: ids must be unique']);
+    expect(full.idsOnlyFrom).toBeUndefined();
+    const idsOnly = await checkInput(source(path, { fullCheckBytes: 0 }));
+    expect(idsOnly).toMatchObject({ total: 4, problemCount: 1, problems: ['line 3: the id "a" is used by an earlier line too: ids must be unique'], idsOnlyFrom: 1 });
+    expect(await collect(source(path), idsOnly.index)).toEqual(["a", 'line:2: unknown key "promt" (an item has id, prompt, stdin, attachments, vars)', 'line:3: the id "a" is used by an earlier line too: ids must be unique', "4"]);
+  });
+
+  it("refuses, as a bad line, a line whose id is not the one the check counted for it", async () => {
+    const path = await file('{"id":"a"}\n{"id":"b"}\n{"id":"c"}\n');
+    const report = await checkInput(source(path, { fullCheckBytes: 0 }));
+    expect(report.problemCount).toBe(0);
+    await writeFile(path, '{"id":"a"}\n{"id":"x"}\n{"id":"a"}\n{"id":"c"}\n');
+    expect(await collect(source(path), report.index)).toEqual([
+      "a",
+      "line:2: this id is not the one the check pass read from this line (was the input changed while the batch ran?)",
+      'line:3: the id "a" is used by an earlier line too: ids must be unique',
+      "line:4: this id is not the one the check pass read from this line (was the input changed while the batch ran?)",
+    ]);
+  });
+});
