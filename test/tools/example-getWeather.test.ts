@@ -63,7 +63,11 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  process.env = savedEnv;
+  // The variables, not the object: a replaced process.env no longer reaches the real environment.
+  for (const name of ["YIEM_GEOCODING_URL", "YIEM_FORECAST_URL", "YIEM_WEATHER_TIMEOUT_MS"]) {
+    if (savedEnv[name] === undefined) delete process.env[name];
+    else process.env[name] = savedEnv[name];
+  }
 });
 
 afterEach(() => {
