@@ -240,3 +240,53 @@ describe("start-up compiles only the Node modules the command uses", () => {
     expect(run.loaded).toContain("NativeModule internal/perf/performance");
   });
 });
+
+/**
+ * A worker thread is a Node bootstrap of its own. The run watchdog and the exit bound share one
+ * thread (src/cli/host/watchdog.ts): a run that armed the watchdog and then the exit bound starts
+ * one. A CommonJS preload counts the Worker constructions made through process.getBuiltinModule
+ * (how the watchdog takes worker_threads) and writes the count at exit.
+ */
+describe("a run starts one worker thread for its watchdog and its exit bound", () => {
+  const COUNTER = `const fs = require("node:fs");
+let count = 0;
+const get = process.getBuiltinModule;
+process.getBuiltinModule = function (id) {
+  const m = get.call(process, id);
+  if (id !== "node:worker_threads" && id !== "worker_threads") return m;
+  return { ...m, Worker: class extends m.Worker { constructor(...args) { super(...args); count++; } } };
+};
+process.on("exit", () => fs.writeFileSync(process.env.WORKERS_FILE, String(count)));
+`;
+
+  function workersStarted(args: string[]): { code: number | null; stderr: string; workers: number } {
+    const out = join(dir, `workers-${++traceCount}.txt`);
+    const counter = join(dir, "count-workers.cjs");
+    writeFileSync(counter, COUNTER);
+    const result = spawnSync(process.execPath, ["-r", counter, yiemBin, ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, WORKERS_FILE: out, NO_COLOR: "1" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    return { code: result.status, stderr: result.stderr, workers: Number(readFileSync(out, "utf8")) };
+  }
+
+  it("the replay run with a timeout (watchdog armed, then the exit bound): one thread", () => {
+    const run = workersStarted(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.workers).toBe(1);
+  });
+
+  it("the counter sees a thread where one is started: the exit bound of a run without a timeout", () => {
+    const run = workersStarted(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "0", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.workers).toBe(1);
+  });
+
+  it("tools list starts none", () => {
+    const run = workersStarted(["tools", "list"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.workers).toBe(0);
+  });
+});
