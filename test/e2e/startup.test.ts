@@ -135,6 +135,13 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(packagesOf(run.modules)).toEqual([]);
   });
 
+  it("--version to a reader that is gone (EPIPE): exit 0, nothing on stderr", () => {
+    // The subshell closes the pipe's only read end before yiem writes to it.
+    const script = `${JSON.stringify(process.execPath)} ${JSON.stringify(yiemBin)} --version | (exec 0<&-; sleep 0.5); echo "exit=\${PIPESTATUS[0]}" >&2`;
+    const result = spawnSync("bash", ["-c", script], { cwd: repoRoot, encoding: "utf8", timeout: 20_000 });
+    expect(result.stderr).toBe("exit=0\n");
+  });
+
   it("-V is the same fast path", () => {
     const run = traced(["-V"]);
     expect(run.code).toBe(0);
@@ -231,6 +238,12 @@ describe("start-up compiles only the Node modules the command uses", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.loaded).toContain("NativeModule stream");
     expect(run.loaded.filter((m) => NOT_AT_START.includes(m))).toEqual([]);
+  });
+
+  it("--version writes to fd 1 without building process.stdout: no stream or net module", () => {
+    const run = builtinsLoaded(["--version"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded.filter((m) => ["NativeModule stream", "NativeModule net", "NativeModule internal/streams/writable"].includes(m))).toEqual([]);
   });
 
   it("a run with a timeout that loads tools arms the watchdog: worker_threads is loaded then (the check sees it)", () => {
