@@ -8,8 +8,9 @@
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
-  const { version } = JSON.parse(require("node:fs").readFileSync(`${__dirname}/../package.json`, "utf8"));
-  process.stdout.write(`${version}\n`);
+  const fs = require("node:fs");
+  const { version } = JSON.parse(fs.readFileSync(`${__dirname}/../package.json`, "utf8"));
+  writeStdout(`${version}\n`);
 } else {
   // Taken before any command runs: a command's channel guard makes process.exit throw for tool code.
   const exit = process.exit.bind(process);
@@ -43,4 +44,22 @@ function tuneV8ForRun() {
   const { setFlagsFromString } = require("node:v8");
   setFlagsFromString("--liftoff-only");
   setFlagsFromString("--semi-space-growth-factor=1");
+}
+
+/**
+ * Writes `text` to fd 1 directly: `process.stdout` on a pipe builds a stream (Node's net and
+ * stream modules, ~28 of them, most of `--version`'s cost beyond `node -e 0`). A reader that
+ * is gone (EPIPE, `| head -c0`) is not an error: the output is dropped, as for every command's
+ * output (src/cli/output.ts). What a direct write cannot take otherwise (a full non-blocking
+ * pipe, a closed fd) goes through process.stdout.
+ */
+function writeStdout(text) {
+  const bytes = Buffer.from(text);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += require("node:fs").writeSync(1, bytes, written);
+  } catch (error) {
+    if (error?.code === "EPIPE") return;
+    process.stdout.write(bytes.subarray(written));
+  }
 }

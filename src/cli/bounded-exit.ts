@@ -5,8 +5,8 @@
  *   (`YIEM_EXIT_GRACE_MS`, default 2000), and not at all once a signal arrived: a reader that
  *   stopped reading cannot keep the process alive, nor swallow a SIGTERM;
  * - exiting itself is bounded too: when the process has not ended twice `exitGraceMs()` after
- *   `armExitBound` (armed right after the last event, before the wait above), a watchdog thread
- *   (./watchdog.ts) ends it from inside whatever code holds it (an 'exit' listener of a tool
+ *   `armExitBound` (armed right after the last event, before the wait above), the watch thread
+ *   (./host/watchdog.ts, shared with a run watchdog) ends it from inside whatever code holds it (an 'exit' listener of a tool
  *   that never returns, a tool's timer that spins), with the same code, running no more
  *   listeners. Events the reader has not taken by then are lost.
  */

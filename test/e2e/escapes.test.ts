@@ -96,6 +96,19 @@ describe("hangs the watchdog covers", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it("a tool's exit listener that never returns in a run with a timeout (the watchdog's thread then bounds the exit): exit 0 within the grace", async () => {
+    const tools = toolFolder("exit-listener-timeout", {
+      "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }"),
+    });
+    server = await startChatServer([reply.json({ toolCalls: [call("h", "hold")] }), reply.json({ content: "done" })]);
+    const spec = writeSpec(dir, "exit-listener-timeout", { toolDirs: [tools] });
+    const started = Date.now();
+    const r = await yiem(["run", "-c", spec, "--timeout", "60s", "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    expect(r.stdout).toBe("done\n");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("a stderr reader that stopped reading cannot keep a finished run alive: exit 0 within the grace", async () => {
     const tools = toolFolder("chatty", {
       "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),

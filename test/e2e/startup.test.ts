@@ -135,6 +135,13 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(packagesOf(run.modules)).toEqual([]);
   });
 
+  it("--version to a reader that is gone (EPIPE): exit 0, nothing on stderr", () => {
+    // The subshell closes the pipe's only read end before yiem writes to it.
+    const script = `${JSON.stringify(process.execPath)} ${JSON.stringify(yiemBin)} --version | (exec 0<&-; sleep 0.5); echo "exit=\${PIPESTATUS[0]}" >&2`;
+    const result = spawnSync("bash", ["-c", script], { cwd: repoRoot, encoding: "utf8", timeout: 20_000 });
+    expect(result.stderr).toBe("exit=0\n");
+  });
+
   it("-V is the same fast path", () => {
     const run = traced(["-V"]);
     expect(run.code).toBe(0);
@@ -233,10 +240,66 @@ describe("start-up compiles only the Node modules the command uses", () => {
     expect(run.loaded.filter((m) => NOT_AT_START.includes(m))).toEqual([]);
   });
 
+  it("--version writes to fd 1 without building process.stdout: no stream or net module", () => {
+    const run = builtinsLoaded(["--version"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded.filter((m) => ["NativeModule stream", "NativeModule net", "NativeModule internal/streams/writable"].includes(m))).toEqual([]);
+  });
+
   it("a run with a timeout that loads tools arms the watchdog: worker_threads is loaded then (the check sees it)", () => {
     const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.loaded).toContain("NativeModule worker_threads");
     expect(run.loaded).toContain("NativeModule internal/perf/performance");
+  });
+});
+
+/**
+ * A worker thread is a Node bootstrap of its own. The run watchdog and the exit bound share one
+ * thread (src/cli/host/watchdog.ts): a run that armed the watchdog and then the exit bound starts
+ * one. A CommonJS preload counts the Worker constructions made through process.getBuiltinModule
+ * (how the watchdog takes worker_threads) and writes the count at exit.
+ */
+describe("a run starts one worker thread for its watchdog and its exit bound", () => {
+  const COUNTER = `const fs = require("node:fs");
+let count = 0;
+const get = process.getBuiltinModule;
+process.getBuiltinModule = function (id) {
+  const m = get.call(process, id);
+  if (id !== "node:worker_threads" && id !== "worker_threads") return m;
+  return { ...m, Worker: class extends m.Worker { constructor(...args) { super(...args); count++; } } };
+};
+process.on("exit", () => fs.writeFileSync(process.env.WORKERS_FILE, String(count)));
+`;
+
+  function workersStarted(args: string[]): { code: number | null; stderr: string; workers: number } {
+    const out = join(dir, `workers-${++traceCount}.txt`);
+    const counter = join(dir, "count-workers.cjs");
+    writeFileSync(counter, COUNTER);
+    const result = spawnSync(process.execPath, ["-r", counter, yiemBin, ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, WORKERS_FILE: out, NO_COLOR: "1" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    return { code: result.status, stderr: result.stderr, workers: Number(readFileSync(out, "utf8")) };
+  }
+
+  it("the replay run with a timeout (watchdog armed, then the exit bound): one thread", () => {
+    const run = workersStarted(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.workers).toBe(1);
+  });
+
+  it("the counter sees a thread where one is started: the exit bound of a run without a timeout", () => {
+    const run = workersStarted(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "0", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.workers).toBe(1);
+  });
+
+  it("tools list starts none", () => {
+    const run = workersStarted(["tools", "list"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.workers).toBe(0);
   });
 });

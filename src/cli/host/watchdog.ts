@@ -3,81 +3,138 @@
  * main thread's timer cannot fire while such code runs, so a worker thread watches the clock.
  *
  * Rules:
- * - Started only for a run with a timeout that may run tool or hook modules (run.ts); the worker
- *   sleeps on a shared flag until the deadline plus GRACE_MS and costs nothing meanwhile.
- * - `disarm()` (the run is over: the loop returned) wakes it and it ends. The deadline timer
- *   firing does not disarm it: the abort it starts runs tools' abort listeners, which may be
- *   what never returns.
- * - Past the deadline plus the grace, still armed, the main thread is stuck in synchronous code.
- *   The worker then asks V8, through an inspector session on the main thread, to call `onStuck`
- *   on the main thread in the middle of that code (`Runtime.evaluate` runs between two
- *   statements of the stuck code). `onStuck` ends the run itself and must exit the process:
- *   the stuck code never resumes. See `exitFromWatchdog`.
- * - Without an inspector (a Node built without one), the worker does nothing: the limit is not
+ * - One watch thread per process, shared by every watchdog armed in it (the run deadline's and
+ *   the exit bound's, ../bounded-exit.ts): a thread is a Node bootstrap of its own, and the exit
+ *   bound is armed as the process is about to end, when a thread starting then would only hold
+ *   up the exit. The first watchdog starts it; disarming the last one parks it (not ended), so
+ *   the exit bound of a run that had a watchdog reuses the booted thread. (Starting it parked
+ *   at the start of every run, for the exit bound, was measured and not kept: the thread boots
+ *   for nothing in most runs, docs/performance.md.) It sleeps on a shared word until the
+ *   earliest armed deadline and costs nothing meanwhile; it is unref'd, so it never keeps the
+ *   process alive.
+ * - A watchdog is started only for a run with a timeout that may run tool or hook modules
+ *   (run.ts). `disarm()` (the run is over: the loop returned) takes it off the thread. The
+ *   deadline timer firing does not disarm it: the abort it starts runs tools' abort listeners,
+ *   which may be what never returns.
+ * - Past a watchdog's deadline plus its grace, still armed, the main thread is stuck in
+ *   synchronous code. The thread then asks V8, through an inspector session on the main
+ *   thread, to call the watchdogs' check on the main thread in the middle of that code
+ *   (`Runtime.evaluate` runs between two statements of the stuck code); the check runs the
+ *   `onStuck` of the earliest watchdog that is due. `onStuck` ends the run itself and must exit
+ *   the process: the stuck code never resumes. See `exitFromWatchdog`.
+ * - Without an inspector (a Node built without one), the thread does nothing: the limit is not
  *   enforced for code that never yields (docs/reliability.md).
  * - Code stuck inside one blocking system call (a synchronous read of a pipe that never ends,
  *   Atomics.wait) is not interrupted: V8 only runs the request between JavaScript statements.
  */
 import { closeSync, openSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import type { Worker } from "node:worker_threads";
 import { exitProcess } from "../../channels/guard.js";
 import type { Watchdog } from "../io.js";
 
 /** How long past the deadline the main thread has to handle it itself. */
 const GRACE_MS = 1000;
 
+/**
+ * The thread's loop. Shared memory: word 0 (Int32) the generation, bumped by the main thread on
+ * every change; bytes 8–15 (Float64) the earliest armed deadline as a `Date.now()` time, 0 when
+ * none is armed. Once that time has passed it asks the main thread to run the check for the
+ * generation it saw (a check for an older generation is ignored there), then sleeps until the
+ * generation changes.
+ */
 const WORKER_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const flag = new Int32Array(workerData.shared);
+const generation = new Int32Array(workerData.shared, 0, 1);
+const deadline = new Float64Array(workerData.shared, 8, 1);
+let session;
 for (;;) {
-  const left = workerData.at - Date.now();
-  if (left <= 0 || Atomics.load(flag, 0) !== 0) break;
-  Atomics.wait(flag, 0, 0, left);
-}
-if (Atomics.load(flag, 0) === 0) {
+  const seen = Atomics.load(generation, 0);
+  const at = deadline[0];
+  const left = at === 0 ? Infinity : at - Date.now();
+  if (left > 0) {
+    Atomics.wait(generation, 0, seen, left);
+    continue;
+  }
   try {
-    const { Session } = require("node:inspector");
-    const session = new Session();
-    session.connectToMainThread();
-    session.post("Runtime.evaluate", { expression: "globalThis[" + JSON.stringify(workerData.key) + "]()" }, () => {});
+    if (!session) {
+      const { Session } = require("node:inspector");
+      session = new Session();
+      session.connectToMainThread();
+    }
+    session.post("Runtime.evaluate", { expression: "globalThis[" + JSON.stringify(workerData.key) + "](" + seen + ")" }, () => {});
   } catch {}
+  Atomics.wait(generation, 0, seen);
 }
 `;
+
+interface Armed {
+  /** When its `onStuck` is due (a `Date.now()` time). */
+  at: number;
+  onStuck: () => void;
+}
+
+/** The process's watch thread: the shared memory, the armed watchdogs. */
+interface WatchThread {
+  generation: Int32Array;
+  deadline: Float64Array;
+  armed: Set<Armed>;
+}
+
+let thread: WatchThread | undefined;
+
+/** The watch thread, started now if it is not yet (rules above). Never throws. */
+function watchThread(): WatchThread {
+  if (thread) return thread;
+  const shared = new SharedArrayBuffer(16);
+  const started: WatchThread = { generation: new Int32Array(shared, 0, 1), deadline: new Float64Array(shared, 8, 1), armed: new Set() };
+  const key = `__yiemWatchdog_${randomBytes(8).toString("hex")}`;
+  Object.defineProperty(globalThis, key, { configurable: true, value: (seen: number) => checkStuck(started, seen) });
+  try {
+    // Loaded here, not at start-up: every command's start would compile worker_threads and its
+    // ~6 internal modules for the one run in many that arms a watchdog (docs/performance.md).
+    const { Worker } = process.getBuiltinModule("node:worker_threads");
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, key } });
+    worker.unref();
+    worker.on("error", () => {});
+  } catch {
+    // no worker threads: the limit is not enforced for code that never yields
+  }
+  thread = started;
+  return started;
+}
+
+/** Publishes the earliest armed deadline to the thread and wakes it. */
+function publish(watch: WatchThread): void {
+  let earliest = 0;
+  for (const { at } of watch.armed) if (earliest === 0 || at < earliest) earliest = at;
+  watch.deadline[0] = earliest;
+  Atomics.add(watch.generation, 0, 1);
+  Atomics.notify(watch.generation, 0);
+}
+
+/** On the main thread, asked by the thread: runs the `onStuck` of the earliest watchdog due, if any. */
+function checkStuck(watch: WatchThread, seen: number): void {
+  if (seen !== Atomics.load(watch.generation, 0)) return;
+  let due: Armed | undefined;
+  for (const armed of watch.armed) if (armed.at <= Date.now() && (!due || armed.at < due.at)) due = armed;
+  if (!due) return;
+  watch.armed.delete(due);
+  publish(watch);
+  due.onStuck();
+}
 
 /**
  * Arms a watchdog for `deadlineAt` (a `Date.now()` time); `onStuck` runs on the main thread when
  * it is still armed `graceMs` later.
  */
 export function startWatchdog(deadlineAt: number, onStuck: () => void, graceMs = GRACE_MS): Watchdog {
-  const shared = new SharedArrayBuffer(4);
-  const flag = new Int32Array(shared);
-  const key = `__yiemWatchdog_${randomBytes(8).toString("hex")}`;
-  Object.defineProperty(globalThis, key, {
-    configurable: true,
-    value: () => {
-      if (Atomics.load(flag, 0) !== 0) return;
-      Atomics.store(flag, 0, 1);
-      onStuck();
-    },
-  });
-  let worker: Worker | undefined;
-  try {
-    // Loaded here, not at start-up: every command's start would compile worker_threads and its
-    // ~6 internal modules for the one run in many that arms a watchdog (docs/performance.md).
-    const { Worker } = process.getBuiltinModule("node:worker_threads");
-    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, at: deadlineAt + graceMs, key } });
-    worker.unref();
-    worker.on("error", () => {});
-  } catch {
-    // no worker threads: the limit is not enforced for code that never yields
-  }
+  const watch = watchThread();
+  const armed: Armed = { at: deadlineAt + graceMs, onStuck };
+  watch.armed.add(armed);
+  publish(watch);
   return {
     disarm() {
-      if (Atomics.load(flag, 0) !== 0) return;
-      Atomics.store(flag, 0, 1);
-      Atomics.notify(flag, 0);
-      void worker?.terminate().catch(() => {});
+      if (watch.armed.delete(armed)) publish(watch);
     },
   };
 }
