@@ -7,7 +7,8 @@
  *   `inputSchema` as the tool declares it), all in one page;
  * - tools/call: the session's call with the request's signal (notifications/cancelled, a closed
  *   HTTP stream, the connection's end) and, when the request carries a progress token, progress
- *   notifications; the result is projected through the SDK's codec for the negotiated era;
+ *   notifications, each sent before the result; the result is projected through the SDK's codec
+ *   for the negotiated era;
  * - `toolsChanged()` sends notifications/tools/list_changed on every live instance.
  * The SDK is imported by the caller (only `yiem mcp serve` loads it); types only here.
  */
@@ -47,12 +48,17 @@ export function createServerFactory(sdk: SdkModule, identity: ServerIdentity, se
       server.setRequestHandler("tools/call", async (request, ctx: ServerContext) => {
         const { name, arguments: args, _meta } = request.params;
         const token = _meta?.progressToken;
+        // Sent before the result: a client drops progress that arrives after its request's response.
+        const progressSent: Array<Promise<void>> = [];
         const progress = token === undefined
           ? undefined
           : (value: number, message: string) => {
-              ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: value, ...(message ? { message } : {}) } }).catch(() => {});
+              progressSent.push(
+                ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: value, ...(message ? { message } : {}) } }).catch(() => {}),
+              );
             };
         const result = await session.call(name, args ?? {}, { signal: ctx.mcpReq.signal, progress });
+        await Promise.all(progressSent);
         return server.projectCallToolResult(result as Parameters<SdkServer["projectCallToolResult"]>[0], undefined);
       });
       live.add(server);
