@@ -11,7 +11,7 @@ import type { ServeSession } from "../../src/mcp/serve/session.js";
 
 const session = {
   list: () => [],
-  async call(_name, _args, channel) {
+  async call(_name: string, _args: unknown, channel: Parameters<ServeSession["call"]>[2]) {
     channel.progress?.(1, "step 1");
     channel.progress?.(2, "step 2");
     return { content: [{ type: "text", text: "done" }] };
