@@ -6,7 +6,7 @@
  * - A result's `status` says what a later `--resume` does with its id: `ok`, `error` and `limit`
  *   are final (the id is skipped), `aborted` is not (the id runs again).
  */
-import type { StopReason } from "../loop/types.js";
+import type { BatchEndBody, StopReason } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
 
 /** One input line, parsed (./input.ts). */
@@ -49,19 +49,8 @@ export interface BatchResult {
   line?: number;
 }
 
-/** What a batch did (the `batchEnd` event, docs/events.md). */
-export interface BatchSummary {
-  total: number;
-  ok: number;
-  error: number;
-  limit: number;
-  aborted: number;
-  /** Items a `--resume` found already done, or another shard's. */
-  skipped: number;
-  usage: Usage;
-  costUsd?: number;
-  durationMs: number;
-}
+/** What a batch did: the `batchEnd` event's counts, usage and time (docs/events.md), without what only the CLI adds. */
+export type BatchSummary = Omit<BatchEndBody, "type" | "notRun" | "exitCode" | "failure">;
 
 /** The status of a run that ended with `stopReason`. */
 export function statusOf(stopReason: StopReason): BatchStatus {

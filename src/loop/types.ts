@@ -363,7 +363,7 @@ export interface BatchEndBody {
   error: number;
   limit: number;
   aborted: number;
-  /** Already done (--resume). */
+  /** Items a `--resume` found already done, or another shard's. */
   skipped: number;
   /** Items of this batch that never started (a signal, the batch deadline, a failed write). */
   notRun: number;
