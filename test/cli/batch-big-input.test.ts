@@ -6,13 +6,13 @@
  * line whole first. The first lines are big plain-text prompts (9 MB each, ids 1…4) and already
  * done (--resume), so the test runs only the lines past the full part.
  */
-import { rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startChatServer, type ChatServer } from "../support/chat-server.js";
+import { describe, expect, it } from "vitest";
+import { startChatServer } from "../support/chat-server.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
 import type { CliResult } from "../support/cli.js";
-import { batchProject, itemReply, readResults } from "../support/batch.js";
+import { useBatchProject, itemReply, readResults } from "../support/batch.js";
 import { FULL_CHECK_BYTES } from "../../src/batch/runner.js";
 
 const PAD_LINES = 4;
@@ -20,31 +20,22 @@ const PAD_LINES = 4;
 const CASE_TIMEOUT_MS = 180_000;
 const PAD_PROMPT = "x".repeat(9 * 1024 * 1024);
 
-let dir: string;
-let server: ChatServer | undefined;
-beforeAll(async () => {
-  dir = await batchProject();
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const fixture = useBatchProject();
 
 let n = 0;
 /** An input of the big done lines then `tail`, and a results file holding the done lines; their paths. */
 async function bigInput(tail: string[]): Promise<{ input: string; results: string }> {
   const pad = Array.from({ length: PAD_LINES }, () => PAD_PROMPT);
-  const input = join(dir, `big-${++n}.jsonl`);
+  const input = join(fixture.dir, `big-${++n}.jsonl`);
   await writeFile(input, `${[...pad, ...tail].join("\n")}\n`);
   const done = Array.from({ length: PAD_LINES }, (_, i) => JSON.stringify({ id: String(i + 1), runId: "r", status: "ok", stopReason: "completed", text: "", usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 0 }));
-  const results = join(dir, `big-${n}.results.jsonl`);
+  const results = join(fixture.dir, `big-${n}.results.jsonl`);
   await writeFile(results, `${done.join("\n")}\n`);
   return { input, results };
 }
 
 async function batch(args: string[]): Promise<CliResult> {
-  return runCliInProcess(["batch", ...args, "--resume"], { cwd: dir, env: { TEST_BASE_URL: server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-batch-secret" }, timeoutMs: 120_000 });
+  return runCliInProcess(["batch", ...args, "--resume"], { cwd: fixture.dir, env: { TEST_BASE_URL: fixture.server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-batch-secret" }, timeoutMs: 120_000 });
 }
 
 describe("yiem batch on an input over the check pass's full part", () => {
@@ -53,17 +44,17 @@ describe("yiem batch on an input over the check pass's full part", () => {
   });
 
   it("still refuses a repeated id past it before anything runs (exit 2, naming the line)", async () => {
-    server = await startChatServer((request) => itemReply(request));
+    fixture.server = await startChatServer((request) => itemReply(request));
     const { input, results } = await bigInput([JSON.stringify({ id: "b", prompt: "one" }), JSON.stringify({ id: "b", prompt: "two" })]);
     const r = await batch([input, "-o", results, "--events", "none"]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('1 bad line, so nothing ran');
     expect(r.stderr).toContain(`line ${PAD_LINES + 2}: the id "b" is used by an earlier line too: ids must be unique`);
-    expect(server.received).toHaveLength(0);
+    expect(fixture.server.received).toHaveLength(0);
   }, CASE_TIMEOUT_MS);
 
   it("turns a line that is bad past it for another reason into its error result, says so; --full-check refuses it before anything runs", async () => {
-    server = await startChatServer((request) => itemReply(request));
+    fixture.server = await startChatServer((request) => itemReply(request));
     const tail = [JSON.stringify({ id: "a", prompt: "x", promt: "typo" }), JSON.stringify({ id: "b", prompt: "fine" })];
     const first = await bigInput(tail);
     const r = await batch([first.input, "-o", first.results, "--events", "pretty"]);
@@ -72,13 +63,13 @@ describe("yiem batch on an input over the check pass's full part", () => {
     const results = await readResults(first.results);
     expect(results.slice(PAD_LINES).map((x) => [x.id, x.status])).toEqual(expect.arrayContaining([[`line:${PAD_LINES + 1}`, "error"], ["b", "ok"]]));
     expect(results.find((x) => x.id === `line:${PAD_LINES + 1}`)!.error).toContain('unknown key "promt"');
-    expect(server.received.length).toBeGreaterThan(0);
+    expect(fixture.server.received.length).toBeGreaterThan(0);
 
-    const received = server.received.length;
+    const received = fixture.server.received.length;
     const second = await bigInput(tail);
     const full = await batch([second.input, "-o", second.results, "--events", "none", "--full-check"]);
     expect(full.code, full.stderr).toBe(2);
     expect(full.stderr).toContain(`line ${PAD_LINES + 1} (id "a"): unknown key "promt"`);
-    expect(server.received.length).toBe(received);
+    expect(fixture.server.received.length).toBe(received);
   }, CASE_TIMEOUT_MS);
 });

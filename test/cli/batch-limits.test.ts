@@ -7,25 +7,16 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startChatServer, type ChatServer } from "../support/chat-server.js";
+import { describe, expect, it } from "vitest";
+import { startChatServer } from "../support/chat-server.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
 import type { CliResult } from "../support/cli.js";
-import { assertBatchStream, batchProject, itemReply, objectLines, promptOf, readResults } from "../support/batch.js";
+import { assertBatchStream, useBatchProject, itemReply, objectLines, promptOf, readResults } from "../support/batch.js";
 
-let dir: string;
-let server: ChatServer | undefined;
-beforeAll(async () => {
-  dir = await batchProject();
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const fixture = useBatchProject();
 
 function yiem(args: string[], options: Parameters<typeof runCliInProcess>[1] = {}): Promise<CliResult> {
-  return runCliInProcess(["batch", ...args], { cwd: dir, env: { TEST_BASE_URL: server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-limits" }, timeoutMs: 60_000, ...options });
+  return runCliInProcess(["batch", ...args], { cwd: fixture.dir, env: { TEST_BASE_URL: fixture.server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-limits" }, timeoutMs: 60_000, ...options });
 }
 
 /** Answers at once, except prompts containing "slow" (after `ms`). */
@@ -36,9 +27,9 @@ const slowServer = (ms: number) => startChatServer(async (request) => {
 
 describe("limits", () => {
   it("--timeout ends a slow item `limit` (stopReason timeout) and the batch exits 3", async () => {
-    server = await slowServer(10_000);
-    await writeFile(join(dir, "t.jsonl"), ["fast one", "slow one"].join("\n"));
-    const file = join(dir, "t-out.jsonl");
+    fixture.server = await slowServer(10_000);
+    await writeFile(join(fixture.dir, "t.jsonl"), ["fast one", "slow one"].join("\n"));
+    const file = join(fixture.dir, "t-out.jsonl");
     const r = await yiem(["t.jsonl", "-o", file, "--timeout", "2s"]);
     expect(r.code, r.stderr).toBe(3);
     const byId = Object.fromEntries((await readResults(file)).map((x) => [x.id, x]));
@@ -47,9 +38,9 @@ describe("limits", () => {
   });
 
   it("--batch-timeout: running items are recorded aborted, the rest never start, exit 3", async () => {
-    server = await slowServer(5000);
-    await writeFile(join(dir, "bt.jsonl"), ["a quick", "b slow", "c slow", "d slow", "e slow"].join("\n"));
-    const file = join(dir, "bt-out.jsonl");
+    fixture.server = await slowServer(5000);
+    await writeFile(join(fixture.dir, "bt.jsonl"), ["a quick", "b slow", "c slow", "d slow", "e slow"].join("\n"));
+    const file = join(fixture.dir, "bt-out.jsonl");
     const r = await yiem(["bt.jsonl", "-o", file, "-j", "2", "--batch-timeout", "500ms"]);
     expect(r.code, r.stderr).toBe(3);
     const results = await readResults(file);
@@ -63,14 +54,14 @@ describe("limits", () => {
   });
 
   it("a signal during the batch: no item starts after it, exit 130", async () => {
-    server = await slowServer(400);
-    await writeFile(join(dir, "sig.jsonl"), objectLines(8).replace(/question/g, "slow question"));
-    const file = join(dir, "sig-out.jsonl");
+    fixture.server = await slowServer(400);
+    await writeFile(join(fixture.dir, "sig.jsonl"), objectLines(8).replace(/question/g, "slow question"));
+    const file = join(fixture.dir, "sig-out.jsonl");
     const r = await yiem(["sig.jsonl", "-o", file, "-j", "2", "--grace", "5s"], {
-      // Once both running items' requests reached the server.
+      // Once both running items' requests reached the fixture.server.
       onSignals: (signals) => {
         const timer = setInterval(() => {
-          if (server!.received.length < 2) return;
+          if (fixture.server!.received.length < 2) return;
           clearInterval(timer);
           signals.emit("SIGINT");
         }, 10);
@@ -80,16 +71,16 @@ describe("limits", () => {
     const results = await readResults(file);
     // The two running items finished within the grace; nothing else started.
     expect(results.map((x) => x.status)).toEqual(["ok", "ok"]);
-    expect(server.received).toHaveLength(2);
+    expect(fixture.server.received).toHaveLength(2);
     expect(r.events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 130, ok: 2, notRun: 6 });
   });
 });
 
 describe("modes", () => {
   it("--no-check starts without the check pass: total unknown, a bad line becomes its error result", async () => {
-    server = await startChatServer((request) => itemReply(request));
-    await writeFile(join(dir, "nc.jsonl"), ["good", "{bad", "fine"].join("\n"));
-    const file = join(dir, "nc-out.jsonl");
+    fixture.server = await startChatServer((request) => itemReply(request));
+    await writeFile(join(fixture.dir, "nc.jsonl"), ["good", "{bad", "fine"].join("\n"));
+    const file = join(fixture.dir, "nc-out.jsonl");
     const r = await yiem(["nc.jsonl", "-o", file, "--no-check"]);
     expect(r.code).toBe(1);
     expect(r.events[0]).toMatchObject({ type: "batchStart", total: null });
@@ -100,10 +91,10 @@ describe("modes", () => {
   });
 
   it("adds an item's attachments to its prompt; a missing one is that item's error", async () => {
-    server = await startChatServer((request) => itemReply(request));
-    await writeFile(join(dir, "notes.txt"), "the notes\n");
-    await writeFile(join(dir, "att.jsonl"), [JSON.stringify({ id: "with", prompt: "read this", attachments: ["notes.txt"] }), JSON.stringify({ id: "gone", prompt: "and this", attachments: ["missing.txt"] })].join("\n"));
-    const file = join(dir, "att-out.jsonl");
+    fixture.server = await startChatServer((request) => itemReply(request));
+    await writeFile(join(fixture.dir, "notes.txt"), "the notes\n");
+    await writeFile(join(fixture.dir, "att.jsonl"), [JSON.stringify({ id: "with", prompt: "read this", attachments: ["notes.txt"] }), JSON.stringify({ id: "gone", prompt: "and this", attachments: ["missing.txt"] })].join("\n"));
+    const file = join(fixture.dir, "att-out.jsonl");
     const r = await yiem(["att.jsonl", "-o", file]);
     expect(r.code).toBe(1);
     const byId = Object.fromEntries((await readResults(file)).map((x) => [x.id, x]));
@@ -113,15 +104,15 @@ describe("modes", () => {
   });
 
   it("refuses an item's attachment outside the current folder (a path up, an absolute path, a link out)", async () => {
-    server = await startChatServer((request) => itemReply(request));
+    fixture.server = await startChatServer((request) => itemReply(request));
     const { basename, dirname } = await import("node:path");
     const { symlink } = await import("node:fs/promises");
-    const outside = join(dirname(dir), `${basename(dir)}-outside.txt`);
+    const outside = join(dirname(fixture.dir), `${basename(fixture.dir)}-outside.txt`);
     await writeFile(outside, "a secret\n");
-    await symlink(outside, join(dir, "link-out.txt"));
+    await symlink(outside, join(fixture.dir, "link-out.txt"));
     try {
-      await writeFile(join(dir, "esc.jsonl"), [[`../${basename(outside)}`], [outside], ["link-out.txt"]].map((attachments, i) => JSON.stringify({ id: `e${i}`, prompt: "p", attachments })).join("\n"));
-      const file = join(dir, "esc-out.jsonl");
+      await writeFile(join(fixture.dir, "esc.jsonl"), [[`../${basename(outside)}`], [outside], ["link-out.txt"]].map((attachments, i) => JSON.stringify({ id: `e${i}`, prompt: "p", attachments })).join("\n"));
+      const file = join(fixture.dir, "esc-out.jsonl");
       const r = await yiem(["esc.jsonl", "-o", file]);
       expect(r.code).toBe(1);
       const results = await readResults(file);
@@ -130,16 +121,16 @@ describe("modes", () => {
     } finally {
       await rm(outside, { force: true });
     }
-    expect(server.received).toHaveLength(0);
+    expect(fixture.server.received).toHaveLength(0);
   });
 
   it("writes batchProgress at most once a second (and once more before batchEnd)", async () => {
-    server = await startChatServer(async (request) => {
+    fixture.server = await startChatServer(async (request) => {
       await sleep(120);
       return itemReply(request);
     });
-    await writeFile(join(dir, "p.jsonl"), objectLines(24));
-    const r = await yiem(["p.jsonl", "-o", join(dir, "p-out.jsonl"), "-j", "1"]);
+    await writeFile(join(fixture.dir, "p.jsonl"), objectLines(24));
+    const r = await yiem(["p.jsonl", "-o", join(fixture.dir, "p-out.jsonl"), "-j", "1"]);
     expect(r.code, r.stderr).toBe(0);
     assertBatchStream(r.events);
     const progress = r.events.filter((e) => e.type === "batchProgress");
@@ -152,9 +143,9 @@ describe("modes", () => {
   });
 
   it("--events pretty off a terminal: plain lines (the start, the summary), no escape codes", async () => {
-    server = await startChatServer((request) => itemReply(request));
-    await writeFile(join(dir, "pp.jsonl"), objectLines(3));
-    const r = await yiem(["pp.jsonl", "-o", join(dir, "pp-out.jsonl"), "--events", "pretty"]);
+    fixture.server = await startChatServer((request) => itemReply(request));
+    await writeFile(join(fixture.dir, "pp.jsonl"), objectLines(3));
+    const r = await yiem(["pp.jsonl", "-o", join(fixture.dir, "pp-out.jsonl"), "--events", "pretty"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/^batch: 3 items, 4 at a time → .*pp-out\.jsonl\n/);
     expect(r.stderr).toMatch(/batch done in .*: 3 ok, 0 error, 0 limit, 0 aborted, 0 skipped; 39 tokens; exit 0\n$/);

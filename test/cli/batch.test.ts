@@ -6,25 +6,16 @@
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
+import { describe, expect, it } from "vitest";
+import { reply, startChatServer } from "../support/chat-server.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
 import { assertEventStream, type CliResult } from "../support/cli.js";
-import { assertBatchStream, batchProject, itemReply, objectLines, promptOf, readResults } from "../support/batch.js";
+import { assertBatchStream, batchProject, useBatchProject, itemReply, objectLines, promptOf, readResults } from "../support/batch.js";
 
-let dir: string;
-let server: ChatServer | undefined;
-beforeAll(async () => {
-  dir = await batchProject();
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const fixture = useBatchProject();
 
 async function batch(args: string[], options: { stdin?: string } = {}): Promise<CliResult> {
-  return runCliInProcess(["batch", ...args], { cwd: dir, env: { TEST_BASE_URL: server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-batch-secret" }, ...options, timeoutMs: 60_000 });
+  return runCliInProcess(["batch", ...args], { cwd: fixture.dir, env: { TEST_BASE_URL: fixture.server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-batch-secret" }, ...options, timeoutMs: 60_000 });
 }
 
 /** Batch events (runId = the batch) and item events (with itemId) apart; every line valid. */
@@ -39,11 +30,11 @@ function split(events: CliResult["events"]) {
 }
 
 let n = 0;
-const out = () => join(dir, `results-${++n}.jsonl`);
+const out = () => join(fixture.dir, `results-${++n}.jsonl`);
 
 describe("yiem batch", () => {
   it("runs object lines, JSON-string lines, plain lines and OpenAI batch-request lines, each a full run with its own runId", async () => {
-    server = await startChatServer((request) => itemReply(request));
+    fixture.server = await startChatServer((request) => itemReply(request));
     const input = [
       JSON.stringify({ id: "a", prompt: "alpha [tools:2]" }),
       JSON.stringify("beta as a JSON string"),
@@ -52,7 +43,7 @@ describe("yiem batch", () => {
       JSON.stringify({ custom_id: "req-1", method: "POST", url: "/v1/chat/completions", body: { model: "ignored", messages: [{ role: "system", content: "Own system." }, { role: "user", content: "delta from a batch request" }] } }),
       JSON.stringify({ id: 7, prompt: "epsilon", stdin: "context lines" }),
     ].join("\n") + "\n";
-    await writeFile(join(dir, "forms.jsonl"), input);
+    await writeFile(join(fixture.dir, "forms.jsonl"), input);
     const file = out();
     const r = await batch(["forms.jsonl", "-o", file, "--events", "ndjson"]);
     expect(r.code, r.stderr).toBe(0);
@@ -66,7 +57,7 @@ describe("yiem batch", () => {
     expect(byId.get("7")!.text).toBe("done: epsilon\n\ncontext lines");
     expect(byId.get("req-1")!.text).toBe("done: delta from a batch request");
     // The line's own system message replaces the spec's; the spec's goes first elsewhere.
-    const systemOf = (prompt: string) => server!.received.find((q) => promptOf(q) === prompt)!.body.messages[0];
+    const systemOf = (prompt: string) => fixture.server!.received.find((q) => promptOf(q) === prompt)!.body.messages[0];
     expect(systemOf("delta from a batch request")).toEqual({ role: "system", content: "Own system." });
     expect(systemOf("epsilon\n\ncontext lines")).toEqual({ role: "system", content: "You answer briefly." });
     expect(new Set(results.map((x) => x.runId)).size).toBe(5);
@@ -83,12 +74,12 @@ describe("yiem batch", () => {
       expect(events[0].runId).toBe(byId.get(id)!.runId);
     }
     expect(items.get("a")!.filter((e) => e.type === "toolExecutionEnd")).toHaveLength(2);
-    server.assertClean();
+    fixture.server.assertClean();
   });
 
   it("fills --prompt-template from vars; a placeholder without a value is an input error naming the line and the name, before anything runs", async () => {
-    server = await startChatServer((request) => itemReply(request));
-    await writeFile(join(dir, "vars.jsonl"), [
+    fixture.server = await startChatServer((request) => itemReply(request));
+    await writeFile(join(fixture.dir, "vars.jsonl"), [
       JSON.stringify({ id: "x", vars: { service: "api", day: 3 } }),
       JSON.stringify({ id: "y", prompt: "P", vars: { service: "web", day: { n: 4 } } }),
     ].join("\n"));
@@ -98,20 +89,20 @@ describe("yiem batch", () => {
     const texts = Object.fromEntries((await readResults(file)).map((x) => [x.id, x.text]));
     expect(texts).toEqual({ x: "done: Summarise api on day 3 (x: )", y: 'done: Summarise web on day {"n":4} (y: P)' });
 
-    await writeFile(join(dir, "missing-var.jsonl"), [JSON.stringify({ id: "x", vars: { service: "api" } }), JSON.stringify({ id: "z", vars: { day: 1 } })].join("\n"));
-    const before = server.received.length;
+    await writeFile(join(fixture.dir, "missing-var.jsonl"), [JSON.stringify({ id: "x", vars: { service: "api" } }), JSON.stringify({ id: "z", vars: { day: 1 } })].join("\n"));
+    const before = fixture.server.received.length;
     const bad = await batch(["missing-var.jsonl", "-o", out(), "--prompt-template", "{{service}} {{day}}"]);
     expect(bad.code).toBe(2);
     expect(bad.events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 2 });
     const failure = String(bad.events.at(-1)!.failure);
     expect(failure).toContain('line 1 (id "x"): --prompt-template uses {{day}}, which this item\'s vars do not have');
     expect(failure).toContain('line 2 (id "z"): --prompt-template uses {{service}}');
-    expect(server.received.length).toBe(before);
+    expect(fixture.server.received.length).toBe(before);
   });
 
   it("refuses duplicate ids and malformed lines before anything runs, naming every line; --skip-bad-lines records them as errors (exit 1) and runs the rest", async () => {
-    server = await startChatServer((request) => itemReply(request));
-    await writeFile(join(dir, "bad.jsonl"), [
+    fixture.server = await startChatServer((request) => itemReply(request));
+    await writeFile(join(fixture.dir, "bad.jsonl"), [
       JSON.stringify({ id: "a", prompt: "one" }),
       "{not json",
       JSON.stringify({ id: "a", prompt: "again" }),
@@ -125,7 +116,7 @@ describe("yiem batch", () => {
     expect(r.stderr).toContain("line 2: not valid JSON");
     expect(r.stderr).toContain('line 3: the id "a" is used by an earlier line too');
     expect(r.stderr).toContain('line 4 (id "b"): unknown key "promt"');
-    expect(server.received).toHaveLength(0);
+    expect(fixture.server.received).toHaveLength(0);
     await expect(readFile(file)).rejects.toThrow();
 
     const skipped = await batch(["bad.jsonl", "-o", file, "--skip-bad-lines"]);
@@ -138,7 +129,7 @@ describe("yiem batch", () => {
   });
 
   it("reads the input from stdin (-), and refuses to overwrite results without --resume", async () => {
-    server = await startChatServer((request) => itemReply(request));
+    fixture.server = await startChatServer((request) => itemReply(request));
     const file = out();
     const r = await batch(["-", "-o", file], { stdin: objectLines(3) });
     expect(r.code, r.stderr).toBe(0);
@@ -155,14 +146,14 @@ describe("yiem batch", () => {
   it("ends items at their limits (exit 3) and failures (exit 1); the answer of a spec with an output schema is `structured`", async () => {
     const limited = await batchProject("output: { schema: { type: object, properties: { n: { type: integer } }, required: [n], additionalProperties: false }, retries: 0 }\n");
     try {
-      server = await startChatServer((request) => {
+      fixture.server = await startChatServer((request) => {
         const prompt = promptOf(request);
         if (prompt.startsWith("loop")) return reply.json({ toolCalls: [{ id: `c${Math.random()}`, name: "echo", arguments: JSON.stringify({ text: String(request.body.messages.length) }) }] });
         return reply.json({ toolCalls: [{ id: "f1", name: "finalAnswer", arguments: JSON.stringify({ n: prompt.length }) }] });
       });
       await writeFile(join(limited, "in.jsonl"), [JSON.stringify({ id: "s", prompt: "four" }), JSON.stringify({ id: "l", prompt: "loop forever" })].join("\n"));
       const file = join(limited, "out.jsonl");
-      const r = await runCliInProcess(["batch", "in.jsonl", "-o", file, "--max-turns", "2"], { cwd: limited, env: { TEST_BASE_URL: server.url, TEST_API_KEY: "k" } });
+      const r = await runCliInProcess(["batch", "in.jsonl", "-o", file, "--max-turns", "2"], { cwd: limited, env: { TEST_BASE_URL: fixture.server.url, TEST_API_KEY: "k" } });
       expect(r.code, r.stderr).toBe(3);
       const byId = Object.fromEntries((await readResults(file)).map((x) => [x.id, x]));
       expect(byId.s).toMatchObject({ status: "ok", structured: { n: 4 }, text: '{"n":4}' });
@@ -170,9 +161,9 @@ describe("yiem batch", () => {
     } finally {
       await rm(limited, { recursive: true, force: true });
     }
-    await server.close();
-    server = await startChatServer((request) => (promptOf(request) === "fails" ? reply.error(400, "bad request here") : itemReply(request)));
-    await writeFile(join(dir, "fail.jsonl"), ["fails", "works"].join("\n"));
+    await fixture.server.close();
+    fixture.server = await startChatServer((request) => (promptOf(request) === "fails" ? reply.error(400, "bad request here") : itemReply(request)));
+    await writeFile(join(fixture.dir, "fail.jsonl"), ["fails", "works"].join("\n"));
     const file = out();
     const r = await batch(["fail.jsonl", "-o", file]);
     expect(r.code).toBe(1);

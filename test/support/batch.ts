@@ -7,12 +7,13 @@
  * turn) before it answers; the answer is `done: <the first user message>`.
  */
 import { readFileSync } from "node:fs";
-import { mkdtemp, mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { reply, type ChatReply, type ReceivedRequest } from "./chat-server.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { reply, type ChatReply, type ChatServer, type ReceivedRequest } from "./chat-server.js";
 
 export const ECHO_TOOL = `export default {
   name: "echo",
@@ -35,6 +36,28 @@ systemPrompt: You answer briefly.
 toolDirs: [tools]
 limits: { maxTurns: 6 }
 ${extra}`;
+}
+
+/** A test file's batch project and its current server. */
+export interface BatchFixture {
+  /** The project (batchProject()), made before the file's tests and removed after them. */
+  dir: string;
+  /** The test's scripted server, closed after each test. */
+  server?: ChatServer;
+}
+
+/** Registers the hooks that make and remove a file's batch project and close each test's server. */
+export function useBatchProject(): BatchFixture {
+  const fixture = { dir: "" } as BatchFixture;
+  beforeAll(async () => {
+    fixture.dir = await batchProject();
+  });
+  afterAll(() => rm(fixture.dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await fixture.server?.close();
+    fixture.server = undefined;
+  });
+  return fixture;
 }
 
 /** A temporary project: agent.config.yaml (batchSpec(extra)) and tools/echo.mjs. */
