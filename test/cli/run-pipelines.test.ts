@@ -3,25 +3,18 @@
  * before free text; one `--output json` result on every exit path but a signal's. The pipes and
  * signals that need a real process are in test/e2e/pipelines.test.ts.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { assertEventStream, type CliResult } from "../support/cli.js";
+import { assertEventStream, type CliResult, pipelineProject } from "../support/cli.js";
 import { runCliInProcess as runCli } from "../support/cli-in-process.js";
 
 let dir: string;
 let server: ChatServer | undefined;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "yiem-run-pipelines-"));
-  await writeFile(
-    join(dir, "agent.config.yaml"),
-    ["model:", "  name: test-model", "  baseURL: ${TEST_BASE_URL}", "  apiKeyEnv: TEST_API_KEY", "  maxRetries: 0", "builtinTools: []", ""].join("\n"),
-  );
-  await writeFile(join(dir, "bad.yaml"), "model: { name: m, baseUrl: http://x }\n");
-  await writeFile(join(dir, "openai.yaml"), "model: gpt-4o\n");
+  dir = await pipelineProject("yiem-run-pipelines-");
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

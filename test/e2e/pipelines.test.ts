@@ -6,25 +6,18 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin, type CliOptions, type CliResult } from "../support/cli.js";
+import { assertEventStream, baseEnv, parseNdjson, runCli, yiemBin, type CliOptions, type CliResult, pipelineProject } from "../support/cli.js";
 import { isAlive } from "../support/processes.js";
 
 let dir: string;
 let server: ChatServer | undefined;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "yiem-pipelines-"));
-  await writeFile(
-    join(dir, "agent.config.yaml"),
-    ["model:", "  name: test-model", "  baseURL: ${TEST_BASE_URL}", "  apiKeyEnv: TEST_API_KEY", "  maxRetries: 0", "builtinTools: []", ""].join("\n"),
-  );
-  await writeFile(join(dir, "bad.yaml"), "model: { name: m, baseUrl: http://x }\n");
-  await writeFile(join(dir, "openai.yaml"), "model: gpt-4o\n");
+  dir = await pipelineProject("yiem-pipelines-");
 });
 afterAll(async () => {
   await Promise.all(concurrentServers.map((s) => s.close()));

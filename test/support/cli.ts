@@ -4,6 +4,9 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
@@ -116,4 +119,19 @@ export function assertEventStream(events: CliResult["events"], options: { requir
   events.forEach((e, i) => {
     if (e.seq !== i + 1) throw new Error(`event ${i} has seq ${String(e.seq)}, expected ${i + 1}`);
   });
+}
+
+/**
+ * A temporary project for the pipeline tests: agent.config.yaml against `${TEST_BASE_URL}` (no
+ * retries, no built-in tools), bad.yaml (a spec with an unknown key) and openai.yaml (a short spec).
+ */
+export async function pipelineProject(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await writeFile(
+    join(dir, "agent.config.yaml"),
+    ["model:", "  name: test-model", "  baseURL: ${TEST_BASE_URL}", "  apiKeyEnv: TEST_API_KEY", "  maxRetries: 0", "builtinTools: []", ""].join("\n"),
+  );
+  await writeFile(join(dir, "bad.yaml"), "model: { name: m, baseUrl: http://x }\n");
+  await writeFile(join(dir, "openai.yaml"), "model: gpt-4o\n");
+  return dir;
 }
