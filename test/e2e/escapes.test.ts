@@ -52,10 +52,11 @@ describe("hangs the watchdog covers", () => {
     mkdirSync(specDir);
     const spec = writeSpec(specDir, "spec", { toolDirs: [], extra: ["builtinTools: [writeTool]"] });
     const started = Date.now();
-    const r = await yiem(["run", "-c", spec, "--timeout", "2s", "hi"], { server, timeoutMs: 15_000 });
+    // 4 s: two model turns and the written tool's first call must all come before the deadline.
+    const r = await yiem(["run", "-c", spec, "--timeout", "4s", "hi"], { server, timeoutMs: 20_000 });
     const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
-    expect(end.error).toMatch(/run timed out after 2000 ms: synchronous code of a tool or hook did not yield/);
-    expect(Date.now() - started).toBeLessThan(12_000);
+    expect(end.error).toMatch(/run timed out after 4000 ms: synchronous code of a tool or hook did not yield/);
+    expect(Date.now() - started).toBeLessThan(16_000);
   });
 
   it("a tool's abort listener that never returns: the watchdog still ends the run at the deadline, exit 3", async () => {
@@ -64,9 +65,10 @@ describe("hangs the watchdog covers", () => {
     });
     server = await startChatServer([reply.json({ toolCalls: [call("a", "stuck")] }), reply.json({ content: "never" })]);
     const spec = writeSpec(dir, "abort-listener", { toolDirs: [tools] });
-    const r = await yiem(["run", "-c", spec, "--timeout", "1500ms", "hi"], { server, timeoutMs: 15_000 });
+    // 3 s: the tool must have started before the deadline, also on a loaded machine.
+    const r = await yiem(["run", "-c", spec, "--timeout", "3s", "hi"], { server, timeoutMs: 20_000 });
     const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
-    expect(end.error).toMatch(/run timed out after 1500 ms/);
+    expect(end.error).toMatch(/run timed out after 3000 ms/);
     expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["a"]);
   });
 
