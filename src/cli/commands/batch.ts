@@ -39,7 +39,7 @@ import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
 import { checkInput, emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
 import { parseShard, type Shard } from "../../batch/shard.js";
 import { progressOf, round6 } from "../../batch/events.js";
-import type { BatchEndBody } from "../../loop/types.js";
+import type { BatchEndBody } from "../../loop/batch-event-bodies.js";
 import type { InputLineError } from "../../batch/input.js";
 import type { BatchResult } from "../../batch/types.js";
 import { createBatchSink } from "../events/batch-sink.js";
