@@ -13,7 +13,11 @@
  *   user cache folder's, so a key and entries shipped with a checkout are never trusted;
  * - only regular files are read (opened non-blocking, checked with fstat), so a FIFO never blocks;
  * - entries unused for 30 days are deleted, checked at most once a day, when something is written;
- *   only files with yiem's entry names are ever deleted.
+ *   only files with yiem's entry names are ever deleted;
+ * - every choice goes by a `CacheScope`: the caller's environment (`YIEM_CACHE_DIR`,
+ *   `XDG_CACHE_HOME`, `HOME`), working folder and home. The CLI passes its io's
+ *   (`cacheScopeOf(io.env, io.cwd)`); only the library entry, with no io, falls back to the
+ *   process's own (`processCacheScope()`). What is remembered is keyed by those inputs.
  */
 import { createHmac, randomBytes } from "node:crypto";
 import {
@@ -33,14 +37,33 @@ import {
   type Stats,
 } from "node:fs";
 import { homedir } from "node:os";
+import { homeFolder } from "./home-folder.js";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readRegularFileSync } from "./regular-file.js";
 import { packageRoot } from "./package-info.js";
 import { writeFileAtomicSync } from "./atomic-write.js";
 
+/** Where a caller's caches are: its environment, working folder and home folder (module rules). */
+export interface CacheScope {
+  env: NodeJS.ProcessEnv;
+  /** The caller's working folder (a cache at or below it is inside a project). */
+  cwd: string;
+  home: string;
+}
 
-let defaultCacheDir: string | undefined;
+/** The scope of a caller with environment `env` in folder `cwd`: the CLI's, from its io. */
+export function cacheScopeOf(env: NodeJS.ProcessEnv, cwd: string): CacheScope {
+  return { env, cwd, home: homeFolder(env) };
+}
+
+/** The process's own scope: for the library entry only, where no io exists. */
+export function processCacheScope(): CacheScope {
+  return { env: process.env, cwd: process.cwd(), home: homedir() };
+}
+
+/** Default cache folders by the inputs that choose them (the package folder's writability is checked once). */
+const defaultCacheDirs = new Map<string, string>();
 
 /**
  * `$YIEM_CACHE_DIR`; else `node_modules/.cache/yiem` of this package when this process may write
@@ -48,14 +71,15 @@ let defaultCacheDir: string | undefined;
  * `$XDG_CACHE_HOME/yiem`, or `~/.cache/yiem`. A cache that cannot be written anyway only costs
  * speed: every user of it ignores write failures. `cacheFolder` checks that it may be trusted.
  */
-export function yiemCacheDir(): string {
-  if (process.env.YIEM_CACHE_DIR) return process.env.YIEM_CACHE_DIR;
-  defaultCacheDir ??= chooseDefaultCacheDir();
-  return defaultCacheDir;
-}
-
-function chooseDefaultCacheDir(): string {
-  return defaultCacheDirFor({ packageRoot: packageRoot(), env: process.env, home: homedir(), writable: writableOrCreatable });
+export function yiemCacheDir(scope: CacheScope = processCacheScope()): string {
+  if (scope.env.YIEM_CACHE_DIR) return resolve(scope.cwd, scope.env.YIEM_CACHE_DIR);
+  const inputs = `${scope.env.XDG_CACHE_HOME ?? ""}\0${scope.home}`;
+  let dir = defaultCacheDirs.get(inputs);
+  if (dir === undefined) {
+    dir = defaultCacheDirFor({ packageRoot: packageRoot(), env: scope.env, home: scope.home, writable: writableOrCreatable });
+    defaultCacheDirs.set(inputs, dir);
+  }
+  return dir;
 }
 
 /** The default cache folder (see `yiemCacheDir`), from its inputs. */
@@ -110,20 +134,22 @@ function trustedFolder(dir: string, followLink = true): string | null {
   }
 }
 
+/** Trusted base folders by the inputs of `cacheBaseFor` (chosen, explicit, user). */
 const trustedBases = new Map<string, string | null>();
 
-/** The trusted cache base folder for the current settings (see `cacheBaseFor`), or null. */
-function cacheBase(): string | null {
-  const chosen = yiemCacheDir();
-  let base = trustedBases.get(chosen);
+/** The trusted cache base folder of `scope` (see `cacheBaseFor`), or null. */
+function cacheBase(scope: CacheScope): string | null {
+  const chosen = yiemCacheDir(scope);
+  const user = userCacheDirFor(scope.env, scope.home);
+  const explicit = Boolean(scope.env.YIEM_CACHE_DIR);
+  const inputs = `${chosen}\0${user}\0${explicit}`;
+  let base = trustedBases.get(inputs);
   if (base === undefined) {
-    const user = userCacheDirFor(process.env, homedir());
-    const explicit = Boolean(process.env.YIEM_CACHE_DIR);
     // The package's own folder may not be a link (a checkout could point it anywhere); a folder the
     // user names, or the user cache folder, may.
     const trusted = (dir: string) => trustedFolder(dir, explicit || dir === user) !== null;
     base = cacheBaseFor({ chosen, explicit, user, trusted });
-    trustedBases.set(chosen, base);
+    trustedBases.set(inputs, base);
   }
   return base;
 }
@@ -142,9 +168,9 @@ export function cacheBaseFor(inputs: { chosen: string; explicit: boolean; user: 
 const trustedSubfolders = new Map<string, string | null>();
 
 /** The trusted cache folder `name` (`specs`, `modules`, `schemas`), created when missing; null: cache nothing. */
-export function cacheFolder(name: string): string | null {
-  const base = cacheBase();
-  if (base === null || cacheKey() === null) return null;
+export function cacheFolder(name: string, scope: CacheScope = processCacheScope()): string | null {
+  const base = cacheBase(scope);
+  if (base === null || cacheKey(scope) === null) return null;
   const dir = join(base, name);
   let trusted = trustedSubfolders.get(dir);
   if (trusted === undefined) {
@@ -159,11 +185,11 @@ export function cacheFolder(name: string): string | null {
  * project, else the user cache folder; null when that one is inside a project too (no caching).
  * Never the package's own folder, nor a project's, which a checkout could ship (rules above).
  */
-export function cacheKeyFolder(): string | null {
-  const chosen = process.env.YIEM_CACHE_DIR;
-  if (chosen && !insideProject(resolve(chosen))) return chosen;
-  const user = userCacheDirFor(process.env, homedir());
-  return insideProject(resolve(user)) ? null : user;
+export function cacheKeyFolder(scope: CacheScope = processCacheScope()): string | null {
+  const chosen = scope.env.YIEM_CACHE_DIR && resolve(scope.cwd, scope.env.YIEM_CACHE_DIR);
+  if (chosen && !insideProject(chosen, scope.cwd, scope.home)) return chosen;
+  const user = userCacheDirFor(scope.env, scope.home);
+  return insideProject(resolve(scope.cwd, user), scope.cwd, scope.home) ? null : user;
 }
 
 /** Files that make a folder a project root (as for the spec search). */
@@ -174,7 +200,7 @@ const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
  * working folder, or at or below a folder holding a project marker; the home folder and the
  * folders above it never count (a dotfiles repository in home is no checkout). Compared by real path.
  */
-export function insideProject(dir: string, cwd: string = process.cwd(), home: string = homedir()): boolean {
+export function insideProject(dir: string, cwd: string, home: string): boolean {
   const real = realPathOfExisting(dir);
   const realHome = realPathOfExisting(home);
   const atOrAbove = (folder: string) => realHome === folder || realHome.startsWith(folder.endsWith(sep) ? folder : folder + sep);
@@ -204,8 +230,8 @@ function realPathOfExisting(path: string): string {
 const keys = new Map<string, Buffer | null>();
 
 /** The per-user secret of cache HMACs (read, or made once); null when no trusted place holds one. */
-function cacheKey(): Buffer | null {
-  const folder = cacheKeyFolder();
+function cacheKey(scope: CacheScope): Buffer | null {
+  const folder = cacheKeyFolder(scope);
   if (folder === null) return null;
   let key = keys.get(folder);
   if (key === undefined) {
@@ -251,9 +277,9 @@ function readKey(file: string): Buffer | null {
   return read.bytes;
 }
 
-/** Hex HMAC-SHA256 of `parts` (each ended by NUL) under the per-user key; null when there is none. */
-export function cacheMac(...parts: string[]): string | null {
-  const key = cacheKey();
+/** Hex HMAC-SHA256 of `parts` (each ended by NUL) under the per-user key of `scope`; null when there is none. */
+export function cacheMac(scope: CacheScope, ...parts: string[]): string | null {
+  const key = cacheKey(scope);
   if (!key) return null;
   const hmac = createHmac("sha256", key);
   for (const part of parts) hmac.update(part).update("\0");

@@ -8,7 +8,7 @@
  * - `batchProgress` at most once a second while items run (the sink throttles it, ../cli/events/batch-sink.ts), never after
  *   `batchEnd`; `batchEnd` once, last, with the summary and the exit code.
  */
-import type { BatchEndBody, BatchProgressBody, BatchStartBody } from "../loop/types.js";
+import type { BatchEndBody, BatchProgressBody, BatchStartBody } from "../loop/batch-event-bodies.js";
 import type { RunTally } from "./runner.js";
 
 export const PROGRESS_EVERY_MS = 1000;

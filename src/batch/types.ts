@@ -6,7 +6,8 @@
  * - A result's `status` says what a later `--resume` does with its id: `ok`, `error` and `limit`
  *   are final (the id is skipped), `aborted` is not (the id runs again).
  */
-import type { BatchEndBody, StopReason } from "../loop/types.js";
+import type { BatchEndBody } from "../loop/batch-event-bodies.js";
+import type { StopReason } from "../loop/types.js";
 import type { Usage } from "../tools/types.js";
 
 /** One input line, parsed (./input.ts). */

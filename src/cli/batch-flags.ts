@@ -5,6 +5,7 @@
  */
 import type { Argv } from "yargs";
 import { withCommandHelp } from "./help.js";
+import { withAgentOptions, type AgentFlagTexts } from "./agent-flags.js";
 
 /** `base` adds the options every command takes and the spec-key flags (main.ts). */
 export function registerBatchCommands<T>(y: Argv<T>, base: <U>(y: Argv<U>) => Argv<U>) {
@@ -16,8 +17,15 @@ export function registerBatchCommands<T>(y: Argv<T>, base: <U>(y: Argv<U>) => Ar
     .command("$0 [input]", "Run the agent on every line of the input", (s) => batchOptions(withCommandHelp(base(s), "batch")));
 }
 
+/** Batch's wording of the flags it shares with run (./agent-flags.ts); `--timeout` is its own, per item. */
+const BATCH_FLAG_TEXTS: AgentFlagTexts = {
+  attach: "Add a file to every item's prompt (repeatable)",
+  outputSchema: "Each answer must be JSON valid against this JSON Schema (FILE, or the JSON itself): the result's structured",
+  maxTurns: "Model turns at most, per item",
+};
+
 function batchOptions<T>(y: Argv<T>) {
-  return y
+  return withAgentOptions(y
     .positional("input", { type: "string", describe: "The input: JSONL items, plain prompt lines, or OpenAI batch-request lines; - reads stdin" })
     .option("output", { alias: "o", type: "string", describe: "The results file: one JSON line per item as it finishes (also the ledger --resume reads)" })
     .option("concurrency", { alias: "j", type: "number", describe: "Items run at once (default 4)" })
@@ -31,17 +39,6 @@ function batchOptions<T>(y: Argv<T>) {
     .option("check", { type: "boolean", describe: "--no-check: start at once, without the pass that checks every line first (bad lines become error results)" })
     .option("full-check", { type: "boolean", describe: "Check every line whole before anything runs (by default, past the first 32 MiB only ids are checked first)" })
     .option("prompt-template", { type: "string", describe: "The prompt of each item, TEXT or @FILE, with {{name}} filled from its vars ({{prompt}}, {{id}})" })
-    .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr: ndjson (given: with every item's events), pretty (a progress bar), github (GitHub Actions workflow commands), none (default: pretty on a terminal, else ndjson batch events)" })
-    .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
-    .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
-    .option("system", { type: "string", describe: "System prompt, TEXT or @FILE (replaces the spec's)" })
-    .option("append-system", { type: "string", describe: "TEXT or @FILE added to the spec's system prompt, after a blank line" })
-    .option("attach", { alias: "a", type: "string", describe: "Add a file to every item's prompt (repeatable)" })
-    .option("output-schema", { type: "string", describe: "Each answer must be JSON valid against this JSON Schema (FILE, or the JSON itself): the result's structured" })
-    .option("tool-execution", { type: "string", choices: ["sequential", "parallel"], describe: "How one turn's tool calls run" })
-    .option("max-turns", { type: "number", describe: "Model turns at most, per item" })
-    .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
-    .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
-    .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
+    .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr: ndjson (given: with every item's events), pretty (a progress bar), github (GitHub Actions workflow commands), none (default: pretty on a terminal, else ndjson batch events)" }), BATCH_FLAG_TEXTS)
     .option("strict", { type: "boolean", describe: "Exit 2 before anything runs when a tool or hook cannot load or start, or a tool glob matches nothing" });
 }

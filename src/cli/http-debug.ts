@@ -14,13 +14,13 @@ export interface HttpDebug {
   attach(emit: (body: AgentEventBody) => void): void;
 }
 
-/** Whether `--debug` or YIEM_DEBUG asks for HTTP debug events. */
-export function wantsHttpDebug(argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): boolean {
+/** Whether `--debug` or YIEM_DEBUG of the call's `env` asks for HTTP debug events. */
+export function wantsHttpDebug(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): boolean {
   return argv.debug === true || (env.YIEM_DEBUG ?? "").split(",").some((part) => part.trim() === "http");
 }
 
-export function httpDebug(argv: Record<string, unknown>): HttpDebug {
-  if (!wantsHttpDebug(argv)) return { attach: () => {} };
+export function httpDebug(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): HttpDebug {
+  if (!wantsHttpDebug(argv, env)) return { attach: () => {} };
   let emit: ((body: AgentEventBody) => void) | undefined;
   const waiting: AgentEventBody[] = [];
   return {

@@ -16,6 +16,7 @@ import { commandShape, describeUsageError, missingFlagValue, type YargsOptions }
 import { EXIT } from "./exit-codes.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 import { registerBatchCommands } from "./batch-flags.js";
+import { withAgentOptions, type AgentFlagTexts } from "./agent-flags.js";
 
 
 /**
@@ -45,6 +46,14 @@ const COMMANDS: Record<string, () => Promise<{ handler: Handler }>> = {
   sessions: () => import("./commands/sessions.js"),
   batch: () => import("./commands/batch.js"),
   "batch merge": () => import("./commands/batch-merge.js"),
+};
+
+/** `yiem run`'s wording of the flags it shares with batch (./agent-flags.ts). */
+const RUN_FLAG_TEXTS: AgentFlagTexts = {
+  attach: "Add a file to the prompt: text as a fenced block, png/jpeg/gif/webp as an image; - reads stdin (repeatable)",
+  outputSchema: "The answer must be JSON valid against this JSON Schema (FILE, or the JSON itself); stdout prints the value",
+  maxTurns: "Model turns at most",
+  timeout: "Whole run: ms or 30s, 2m",
 };
 
 /** Options every command takes. */
@@ -102,21 +111,10 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     .command(
       "run [prompt...]",
       "Run the agent on a prompt (words, piped stdin, or both)",
-      (y) => withRunHelp(withSpecKeyOptions(withCommonOptions(y)))
-        .positional("prompt", { type: "string", describe: "The prompt; piped stdin is appended as context" })
-        .option("model", { alias: "m", type: "string", describe: "Model name, or replay:FILE for the offline model" })
-        .option("base-url", { type: "string", describe: "OpenAI-compatible server base URL" })
-        .option("system", { type: "string", describe: "System prompt, TEXT or @FILE (replaces the spec's)" })
-        .option("append-system", { type: "string", describe: "TEXT or @FILE added to the spec's system prompt, after a blank line" })
-        .option("attach", { alias: "a", type: "string", describe: "Add a file to the prompt: text as a fenced block, png/jpeg/gif/webp as an image; - reads stdin (repeatable)" })
-        .option("output-schema", { type: "string", describe: "The answer must be JSON valid against this JSON Schema (FILE, or the JSON itself); stdout prints the value" })
-
-        .option("tool-execution", { type: "string", choices: ["sequential", "parallel"], describe: "How one turn's tool calls run" })
-        .option("max-turns", { type: "number", describe: "Model turns at most" })
-        .option("tool-timeout", { type: "string", describe: "Per tool call: ms or 30s, 2m" })
-        .option("timeout", { type: "string", describe: "Whole run: ms or 30s, 2m" })
-        .option("allow-tools", { type: "string", describe: "Comma-separated name globs to allow (repeatable)" })
-        .option("deny-tools", { type: "string", describe: "Comma-separated name globs to deny; deny wins (repeatable)" })
+      (y) => withAgentOptions(
+        withRunHelp(withSpecKeyOptions(withCommonOptions(y))).positional("prompt", { type: "string", describe: "The prompt; piped stdin is appended as context" }),
+        RUN_FLAG_TEXTS,
+      )
         .option("output", { type: "string", choices: ["text", "json"], default: "text", describe: "stdout format" })
         .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr format: github writes GitHub Actions workflow commands (default: ndjson unless stderr is a TTY)" })
         .option("input-format", { type: "string", choices: ["text", "ndjson"], default: "text", describe: "stdin as text, or NDJSON OpenAI-format messages" })

@@ -96,7 +96,7 @@ export interface OpenOptions {
 /** Opens what `request` asks for (rules above); null when the run uses no stored session. */
 export async function openRunSession(request: SessionRequest, spec: ResolvedSpec, options: OpenOptions, io: Pick<CliIo, "env" | "cwd">): Promise<RunSession | null> {
   if (request.kind === "none") return null;
-  const store = new SessionStore(sessionStoreDir(io.env));
+  const store = new SessionStore(sessionStoreDir(io.env, io.cwd));
   await store.checkFolder();
   const scope = { spec: spec.configPath, folder: io.cwd };
   let source: SessionFile | null = null;

@@ -7,6 +7,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { ToolLoadProblem } from "../tools/types.js";
 import type { McpSession } from "../mcp/session.js";
 import type { CliIo } from "./io.js";
+import { cacheScopeOf, type CacheScope } from "../cache-dir.js";
 
 /** Maps yargs flags to spec overrides (names as in CONTRACT §4). */
 export function overridesFromArgv(argv: Record<string, unknown>): SpecOverrides {
@@ -95,18 +96,26 @@ export interface LoadedTools {
   mcp?: McpSession;
 }
 
-/** Built-ins named by the spec, then every tool of the spec's folders. Problems are returned, not thrown. */
-export async function loadRegistry(spec: ResolvedSpec): Promise<LoadedTools> {
+/** The caches of a CLI call: those of its io's environment and folder (../cache-dir.ts). */
+export function callCacheScope(io: CliIo): CacheScope {
+  return cacheScopeOf(io.env, io.cwd);
+}
+
+/**
+ * Built-ins named by the spec, then every tool of the spec's folders, their code cached in `cache`
+ * (the call's: `cacheScopeOf(io.env, io.cwd)`). Problems are returned, not thrown.
+ */
+export async function loadRegistry(spec: ResolvedSpec, cache: CacheScope): Promise<LoadedTools> {
   const [{ ToolRegistry }, { loadTools }, { createBuiltinTools }] = await Promise.all([
     import("../tools/registry.js"),
     import("../tools/loader.js"),
     import("../tools/builtins/index.js"),
   ]);
   const registry = new ToolRegistry();
-  for (const tool of createBuiltinTools(spec.builtinTools, { registry, writeToolDir: spec.writeToolDir })) {
+  for (const tool of createBuiltinTools(spec.builtinTools, { registry, writeToolDir: spec.writeToolDir, cache })) {
     registry.register(tool, { kind: "builtin" });
   }
-  return loadTools(spec.toolDirs, { registry, generatedDir: spec.writeToolDir });
+  return loadTools(spec.toolDirs, { registry, generatedDir: spec.writeToolDir, cache });
 }
 
 /**

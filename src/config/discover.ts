@@ -25,7 +25,7 @@ import { mayBePlanted, plantedOnTheWay, plantedReason } from "../planted-path.js
 import { readRegularFileSync } from "../regular-file.js";
 import { packageRoot } from "../package-info.js";
 import { ConfigError, displayPath } from "./errors.js";
-import { parseSpecText, type ParsedSpecFile } from "./parse.js";
+import { parseSpecText, type ParsedSpecFile, type SpecCacheUse } from "./parse.js";
 
 export const SEARCH_PLACES = [
   "agent.config.yaml",
@@ -40,15 +40,23 @@ export const SEARCH_PLACES = [
 /** A folder holding one of these is a project root: the search ends there. */
 const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
 
+/** Where a search ends besides the project root, and the spec cache it uses. */
+export interface SpecSearchOptions {
+  /** The home folder (the CLI's from its io.env, ../home-folder.ts); default the process's (the library entry); "" none. */
+  home?: string;
+  cache?: SpecCacheUse;
+}
+
 /** Search from `cwd` upward (rules above); null when no spec exists. `home` ends the search too. */
-export async function findSpecFile(cwd: string, useCache = false, home: string = homedir()): Promise<ParsedSpecFile | null> {
+export async function findSpecFile(cwd: string, options: SpecSearchOptions = {}): Promise<ParsedSpecFile | null> {
+  const { home = homedir(), cache } = options;
   const start = path.resolve(cwd);
   for (const dir of searchFolders(start, home ? realPath(path.resolve(home)) : undefined)) {
     for (const place of SEARCH_PLACES) {
       const file = path.join(dir, place);
       const text = readSpecText(file, start, true);
       if (text === undefined) continue;
-      const parsed = text.trim() === "" ? emptySpec(file) : await parseSpecText(file, text, start, useCache);
+      const parsed = text.trim() === "" ? emptySpec(file) : await parseSpecText(file, text, start, cache);
       if (place === "package.json" && parsed.value === null) continue;
       return parsed;
     }
@@ -57,10 +65,10 @@ export async function findSpecFile(cwd: string, useCache = false, home: string =
 }
 
 /** Load exactly `file` (relative to cwd), as `-c/--config` asks. */
-export async function readSpecFile(file: string, cwd: string, useCache = false): Promise<ParsedSpecFile> {
+export async function readSpecFile(file: string, cwd: string, cache?: SpecCacheUse): Promise<ParsedSpecFile> {
   const absolute = path.resolve(cwd, file);
   const text = readSpecText(absolute, cwd, false) ?? "";
-  return text.trim() === "" ? emptySpec(absolute) : parseSpecText(absolute, text, cwd, useCache);
+  return text.trim() === "" ? emptySpec(absolute) : parseSpecText(absolute, text, cwd, cache);
 }
 
 /** The folders to search, nearest first (rules above). */

@@ -7,6 +7,7 @@
  */
 import path from "node:path";
 import { findSpecFile, readSpecFile } from "./discover.js";
+import { cacheScopeOf } from "../cache-dir.js";
 import { ConfigError, fileError } from "./errors.js";
 import { interpolateValue } from "../interpolate.js";
 import { checkApiKey } from "./model.js";
@@ -43,7 +44,9 @@ async function loadSpecOnce(opts: LoadSpecOptions, useCache: boolean): Promise<R
   const sets = opts.overrides.sets ?? [];
   let applied: AppliedSet[] = [];
   try {
-    parsed = await problems.check(() => (opts.configPath ? readSpecFile(opts.configPath, cwd, useCache) : findSpecFile(cwd, useCache)));
+    // The spec cache and the search's home are the caller's (opts.env), never the process's.
+    const cache = { scope: cacheScopeOf(opts.env, cwd), read: useCache };
+    parsed = await problems.check(() => (opts.configPath ? readSpecFile(opts.configPath, cwd, cache) : findSpecFile(cwd, { home: cache.scope.home, cache })));
     specValue = parsed?.value;
     let spec: AgentSpec = {};
     if (parsed || sets.length) {
@@ -111,6 +114,7 @@ async function checkedSpec(
     ? await applySets(interpolated, sets, cwd, problems)
     : { value: interpolated, applied: [], createdModel: false };
   const options: ValidateOptions = {
+    cache: cacheScopeOf(env, cwd),
     flagOf: (specPath) => flagOf(applied, specPath),
     ignore: (error) => createdModel && error.keyword === "required" && error.instancePath === "/model",
   };

@@ -17,6 +17,7 @@ import { parseDuration } from "./duration.js";
 import { ConfigError, fileError } from "./errors.js";
 import { InterpolationError, interpolateValue } from "../interpolate.js";
 import { parseSpecText, type ParsedSpecFile } from "./parse.js";
+import { cacheScopeOf } from "../cache-dir.js";
 import type { SpecPath } from "../interpolate.js";
 import {
   DEFAULT_MCP_STARTUP_TIMEOUT_MS,
@@ -76,7 +77,8 @@ async function readMcpConfig(
 ): Promise<{ parsed: ParsedSpecFile; servers: Record<string, McpServerSpec> }> {
   const file = path.resolve(cwd, flagPath);
   const fail = (reason: string) => new ConfigError(`--mcp-config: ${flagPath} ${reason} (${file})`, { key: "--mcp-config", file });
-  const parsed = await parseSpecText(file, await readNamedText(file, fail), cwd);
+  const scope = cacheScopeOf(env, cwd);
+  const parsed = await parseSpecText(file, await readNamedText(file, fail), cwd, { scope, read: false });
   const value = parsed.value;
   if (!value || typeof value !== "object" || Array.isArray(value) || !("mcpServers" in value)) {
     throw fileError(`an MCP config file must hold {"mcpServers": {...}}`, { file, line: 1, cwd });
@@ -93,7 +95,7 @@ async function readMcpConfig(
     const key = formatKey(error.specPath);
     throw fileError(`"${key}": ${error.message}`, { file, line: parsed.lineOf(error.specPath), key, cwd });
   }
-  await validateSpec(interpolated, parsed, cwd);
+  await validateSpec(interpolated, parsed, cwd, { cache: scope });
   return { parsed, servers: (interpolated as { mcpServers: Record<string, McpServerSpec> }).mcpServers };
 }
 

@@ -8,6 +8,7 @@ import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { fileError } from "./errors.js";
 import type { SpecPath } from "../interpolate.js";
 import { cachedParse, storeParse } from "./spec-cache.js";
+import { processCacheScope, type CacheScope } from "../cache-dir.js";
 
 
 export interface ParsedSpecFile {
@@ -30,16 +31,25 @@ function isPackageJson(file: string): boolean {
 }
 
 /**
- * Parse `text` (the content of `file`); throws ConfigError on a syntax error. With `useCache`, a
+ * How a load uses the spec cache (./spec-cache.ts): the caller's cache (`scope`), and whether a
+ * hit may be used (`read`; a parse is stored either way).
+ */
+export interface SpecCacheUse {
+  scope: CacheScope;
+  read: boolean;
+}
+
+/**
+ * Parse `text` (the content of `file`); throws ConfigError on a syntax error. With `cache.read`, a
  * file parsed before with the same text is taken from the spec cache without loading `yaml`.
  */
-export async function parseSpecText(file: string, text: string, cwd: string, useCache = false): Promise<ParsedSpecFile> {
-  if (useCache) {
-    const hit = cachedParse(file, text);
+export async function parseSpecText(file: string, text: string, cwd: string, cache: SpecCacheUse = { scope: processCacheScope(), read: false }): Promise<ParsedSpecFile> {
+  if (cache.read) {
+    const hit = cachedParse(cache.scope, file, text);
     if (hit) return { file, value: hit.value, lineOf: () => undefined, cached: true };
   }
   const parsed = await parseWithLines(file, text, cwd);
-  storeParse(file, text, parsed.value);
+  storeParse(cache.scope, file, text, parsed.value);
   return parsed;
 }
 

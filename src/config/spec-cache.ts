@@ -8,22 +8,23 @@
  * - entry names and contents are HMACs under the per-user cache key (cache-dir.ts), so an entry
  *   planted in the cache folder (a checkout shipping one) never matches: it is ignored;
  * - entries unused for 30 days are pruned (cache-dir.ts);
+ * - the cache is the caller's (`scope`: the CLI's io, cache-dir.ts);
  * - the cache is an optimisation only: every read or write failure is ignored.
  */
 import { join } from "node:path";
-import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile } from "../cache-dir.js";
+import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile, type CacheScope } from "../cache-dir.js";
 
 const FORMAT = "spec-cache-2";
 
 /** The entry name for `parts` (an HMAC), or null when nothing may be cached. */
-function entryName(suffix: string, ...parts: string[]): string | null {
-  const mac = cacheMac(FORMAT, ...parts);
+function entryName(scope: CacheScope, suffix: string, ...parts: string[]): string | null {
+  const mac = cacheMac(scope, FORMAT, ...parts);
   return mac === null ? null : `${mac}${suffix}`;
 }
 
 /** The body of the entry `name`, when its signature (first line) is valid. */
-function read(name: string | null): string | undefined {
-  const folder = name && cacheFolder("specs");
+function read(scope: CacheScope, name: string | null): string | undefined {
+  const folder = name && cacheFolder("specs", scope);
   if (!name || !folder) return undefined;
   const file = join(folder, name);
   const hit = readCacheFile(file);
@@ -31,14 +32,14 @@ function read(name: string | null): string | undefined {
   const text = hit.bytes.toString("utf8");
   const newline = text.indexOf("\n");
   const body = text.slice(newline + 1);
-  if (newline < 0 || text.slice(0, newline) !== cacheMac(FORMAT, "entry", name, body)) return undefined;
+  if (newline < 0 || text.slice(0, newline) !== cacheMac(scope, FORMAT, "entry", name, body)) return undefined;
   noteUsed(file, hit.stats);
   return body;
 }
 
-function write(name: string | null, body: string): void {
-  const folder = name && cacheFolder("specs");
-  const mac = name && cacheMac(FORMAT, "entry", name, body);
+function write(scope: CacheScope, name: string | null, body: string): void {
+  const folder = name && cacheFolder("specs", scope);
+  const mac = name && cacheMac(scope, FORMAT, "entry", name, body);
   if (!name || !folder || !mac) return;
   try {
     writeCacheFile(join(folder, name), `${mac}\n${body}`);
@@ -49,8 +50,8 @@ function write(name: string | null, body: string): void {
 }
 
 /** The cached parse of `file` with exactly `text`, if any. */
-export function cachedParse(file: string, text: string): { value: unknown } | undefined {
-  const hit = read(entryName(".json", "parse", file, text));
+export function cachedParse(scope: CacheScope, file: string, text: string): { value: unknown } | undefined {
+  const hit = read(scope, entryName(scope, ".json", "parse", file, text));
   if (hit === undefined) return undefined;
   try {
     return { value: (JSON.parse(hit) as { value: unknown }).value };
@@ -59,15 +60,15 @@ export function cachedParse(file: string, text: string): { value: unknown } | un
   }
 }
 
-export function storeParse(file: string, text: string, value: unknown): void {
-  write(entryName(".json", "parse", file, text), JSON.stringify({ value }));
+export function storeParse(scope: CacheScope, file: string, text: string, value: unknown): void {
+  write(scope, entryName(scope, ".json", "parse", file, text), JSON.stringify({ value }));
 }
 
 /** Whether `value` was already found valid against the schema with text `schemaText`. */
-export function knownValid(value: unknown, schemaText: string): boolean {
-  return read(entryName(".ok", "valid", schemaText, JSON.stringify(value))) !== undefined;
+export function knownValid(scope: CacheScope, value: unknown, schemaText: string): boolean {
+  return read(scope, entryName(scope, ".ok", "valid", schemaText, JSON.stringify(value))) !== undefined;
 }
 
-export function storeValid(value: unknown, schemaText: string): void {
-  write(entryName(".ok", "valid", schemaText, JSON.stringify(value)), "");
+export function storeValid(scope: CacheScope, value: unknown, schemaText: string): void {
+  write(scope, entryName(scope, ".ok", "valid", schemaText, JSON.stringify(value)), "");
 }

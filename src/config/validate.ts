@@ -12,6 +12,7 @@ import { ConfigError, fileError as locatedError, showValue } from "./errors.js";
 import type { ParsedSpecFile } from "./parse.js";
 import type { SpecPath } from "../interpolate.js";
 import { knownValid, storeValid } from "./spec-cache.js";
+import { processCacheScope, type CacheScope } from "../cache-dir.js";
 import { newAjv } from "../ajv.js";
 
 /** The published schema, schema/agent.schema.json of this package. */
@@ -41,10 +42,11 @@ function compileSchema(): Promise<ValidateFunction> {
  * valid before against the same schema text is not checked again (spec-cache.ts).
  */
 export async function validateSpec(value: unknown, parsed: ParsedSpecFile, cwd: string, options: ValidateOptions = {}): Promise<ConfigError[]> {
-  if (knownValid(value, readSchemaText())) return [];
+  const scope = options.cache ?? processCacheScope();
+  if (knownValid(scope, value, readSchemaText())) return [];
   const validate = await compileSchema();
   if (validate(value)) {
-    storeValid(value, readSchemaText());
+    storeValid(scope, value, readSchemaText());
     return [];
   }
   const seen = new Set<string>();
@@ -66,6 +68,8 @@ export interface ValidateOptions {
   flagOf?: (specPath: SpecPath) => string | undefined;
   /** An error that is not one (a `model` a flag created has its name from --model). */
   ignore?: (error: ErrorObject) => boolean;
+  /** The caller's spec cache (../cache-dir.ts); default the process's (the library entry). */
+  cache?: CacheScope;
 }
 
 /** `/limits/maxTurns` → `["limits", "maxTurns"]` (array indexes as numbers). */

@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import type { AgentHooks } from "../loop/types.js";
 import { commandAfterHook, commandBeforeHook } from "./command-hook.js";
 import { loadModuleHook } from "./module-hook.js";
+import type { CacheScope } from "../cache-dir.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, type CommandHookSpec, type HookName, type HookSpec, type LoadSpecHooksOptions, type SpecHooks } from "./types.js";
 
 export async function loadSpecHooks(spec: SpecHooks, opts: LoadSpecHooksOptions = {}): Promise<AgentHooks> {
@@ -14,18 +15,18 @@ export async function loadSpecHooks(spec: SpecHooks, opts: LoadSpecHooksOptions 
   const timeoutMs = opts.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
   const hooks: AgentHooks = {};
   const [before, after] = await Promise.all([
-    spec.beforeToolCall === undefined ? undefined : loadOne("beforeToolCall", spec.beforeToolCall, cwd, timeoutMs),
-    spec.afterToolCall === undefined ? undefined : loadOne("afterToolCall", spec.afterToolCall, cwd, timeoutMs),
+    spec.beforeToolCall === undefined ? undefined : loadOne("beforeToolCall", spec.beforeToolCall, cwd, timeoutMs, opts.cache),
+    spec.afterToolCall === undefined ? undefined : loadOne("afterToolCall", spec.afterToolCall, cwd, timeoutMs, opts.cache),
   ]);
   if (before) hooks.beforeToolCall = before as AgentHooks["beforeToolCall"];
   if (after) hooks.afterToolCall = after as AgentHooks["afterToolCall"];
   return hooks;
 }
 
-async function loadOne(hook: HookName, spec: HookSpec, cwd: string, timeoutMs: number) {
+async function loadOne(hook: HookName, spec: HookSpec, cwd: string, timeoutMs: number, cache: CacheScope | undefined) {
   if (typeof spec === "string") {
     if (spec.trim() === "") throw new Error(`hooks.${hook}: the module path is empty`);
-    return loadModuleHook(hook, resolve(cwd, spec), timeoutMs);
+    return loadModuleHook(hook, resolve(cwd, spec), timeoutMs, cache);
   }
   checkCommandSpec(hook, spec);
   return hook === "beforeToolCall" ? commandBeforeHook(spec, cwd, timeoutMs) : commandAfterHook(spec, cwd, timeoutMs);

@@ -9,14 +9,15 @@ import { basename } from "node:path";
 import { importModuleFile } from "../tools/loader.js";
 import type { AgentHooks, BeforeToolCallContext } from "../loop/types.js";
 import type { HookName } from "./types.js";
+import type { CacheScope } from "../cache-dir.js";
 
 type HookFn = (ctx: BeforeToolCallContext) => unknown;
 
-/** Loads the `hook` function of the module at `path` (absolute). Throws a clear error. */
-export async function loadModuleHook<K extends HookName>(hook: K, path: string, timeoutMs: number): Promise<NonNullable<AgentHooks[K]>> {
+/** Loads the `hook` function of the module at `path` (absolute), its code cached in `cache`. Throws a clear error. */
+export async function loadModuleHook<K extends HookName>(hook: K, path: string, timeoutMs: number, cache?: CacheScope): Promise<NonNullable<AgentHooks[K]>> {
   let mod: Record<string, unknown>;
   try {
-    mod = await importModuleFile(path);
+    mod = await importModuleFile(path, cache);
   } catch (error) {
     throw new Error(`hooks.${hook}: cannot load ${path}: ${(error as Error).message.split("\n")[0]}`);
   }

@@ -1,4 +1,5 @@
 /** Hooks as the agent spec declares them (`hooks.beforeToolCall`, `hooks.afterToolCall`). */
+import type { CacheScope } from "../cache-dir.js";
 
 /** A module path (TS/JS, default export) or a command run without a shell. */
 export type HookSpec = string | CommandHookSpec;
@@ -22,6 +23,8 @@ export interface LoadSpecHooksOptions {
   cwd?: string;
   /** Default timeout of every hook, ms (default 30000). */
   timeoutMs?: number;
+  /** Whose module cache module hooks load through (../cache-dir.ts: the CLI's io); default the process's. */
+  cache?: CacheScope;
 }
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;

@@ -2,9 +2,10 @@
  * The session store: one file per session, `<id>.json`, in one folder per user.
  * Rules:
  * - The folder is `YIEM_SESSION_DIR`, else `$XDG_STATE_HOME/yiem/sessions`, else
- *   `~/.local/state/yiem/sessions` (relative values are taken from the current folder). It is
- *   created mode 0700 on the first save; a folder writable by other users, or owned by another
- *   user, is refused (their runs could swap a conversation).
+ *   `~/.local/state/yiem/sessions`, all of the caller's `env` (`~` is its HOME, ../home-folder.ts;
+ *   relative values are taken from the caller's `cwd`). It is created mode 0700 on the first
+ *   save; a folder writable by other users, or owned by another user, is refused (their runs
+ *   could swap a conversation).
  * - A session file is read only as a regular file (../regular-file.ts) and fully checked
  *   (./format.ts) before use; a problem is an error naming the file and the problem, and the file
  *   is never touched (not rewritten, not moved).
@@ -14,9 +15,9 @@
  * - Only names `<id>.json` with a valid id are sessions; temp files and locks are not listed.
  */
 import { mkdir, readdir, stat, unlink } from "node:fs/promises";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { readRegularText } from "../regular-file.js";
+import { homeFolder } from "../home-folder.js";
 import { writeFileAtomic } from "../atomic-write.js";
 import { UsageError } from "../errors.js";
 import { parseSessionFile, readHeader, type SessionFile, type SessionHeader } from "./format.js";
@@ -25,11 +26,11 @@ import { SESSION_ID_PATTERN } from "./ids.js";
 const FOLDER_MODE = 0o700;
 const FILE_MODE = 0o600;
 
-/** The store folder for `env` (rules above). */
-export function sessionStoreDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.YIEM_SESSION_DIR) return resolve(env.YIEM_SESSION_DIR);
-  if (env.XDG_STATE_HOME) return resolve(env.XDG_STATE_HOME, "yiem", "sessions");
-  return join(homedir(), ".local", "state", "yiem", "sessions");
+/** The store folder for `env` and `cwd` (rules above; the CLI's io, the process's for the library). */
+export function sessionStoreDir(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  if (env.YIEM_SESSION_DIR) return resolve(cwd, env.YIEM_SESSION_DIR);
+  if (env.XDG_STATE_HOME) return resolve(cwd, env.XDG_STATE_HOME, "yiem", "sessions");
+  return join(homeFolder(env), ".local", "state", "yiem", "sessions");
 }
 
 /** A session file that cannot be used: the error names the file and the problem (exit 2). */

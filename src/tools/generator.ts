@@ -26,6 +26,7 @@ import type { JsonSchema, Tool } from "./types.js";
 import { checkSchema } from "./validate.js";
 import { YiemError } from "../errors.js";
 import { findSyntaxProblem, type SyntaxProblem } from "./modules/syntax.js";
+import type { CacheScope } from "../cache-dir.js";
 
 /** Names the generator accepts (defined in define.ts, so the writeTool definition needs no generator). */
 export { GENERATED_TOOL_NAME_PATTERN };
@@ -90,6 +91,8 @@ export interface WriteGeneratedToolOptions {
    * is the overwrite).
    */
   replaceUnmarked?: boolean;
+  /** Whose module cache the tool is loaded back through (../cache-dir.ts); default the process's. */
+  cache?: CacheScope;
 }
 
 export interface WrittenTool {
@@ -150,7 +153,7 @@ export async function writeAndLoadTool(
 ): Promise<{ written: WrittenTool; tool: Tool }> {
   const written = await writeGeneratedTool(draft, options);
   try {
-    const tool = await loadToolFile(written.path);
+    const tool = await loadToolFile(written.path, options.cache);
     if (tool.name !== written.name) throw new Error(`it defines "${tool.name}" instead of "${written.name}"`);
     accept(tool, written);
     return { written, tool };

@@ -23,6 +23,7 @@ import { fileKind } from "../regular-file.js";
 import { ToolRegistry } from "./registry.js";
 import { checkToolShape } from "./define.js";
 import { findSchemaProblems } from "./schema-check.js";
+import { processCacheScope, type CacheScope } from "../cache-dir.js";
 import type { Tool, ToolLoadProblem } from "./types.js";
 
 const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
@@ -56,6 +57,8 @@ export interface LoadToolsOptions {
   registry?: ToolRegistry;
   /** writeTool's folder: its tools are model-written (`ToolSource.generated`). */
   generatedDir?: string | null;
+  /** Whose caches the modules and schemas go in (../cache-dir.ts: the CLI's io); default the process's. */
+  cache?: CacheScope;
 }
 
 export interface LoadToolsResult {
@@ -76,11 +79,12 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
       problems.push({ path: absolute, reason: `cannot read tool folder: ${(error as Error).message}` });
     }
   }
-  const loaded = await Promise.all(files.map((file) => loadTrustedToolFile(file).then(
+  const cache = options.cache ?? processCacheScope();
+  const loaded = await Promise.all(files.map((file) => loadTrustedToolFile(file, cache).then(
     (tool) => ({ file, tool, error: null as string | null }),
     (error: unknown) => ({ file, tool: null, error: errorMessage(error) }),
   )));
-  const badSchemas = await findSchemaProblems(loaded.flatMap((l) => (l.tool ? [l.tool] : [])));
+  const badSchemas = await findSchemaProblems(loaded.flatMap((l) => (l.tool ? [l.tool] : [])), cache);
   for (const { file, tool, error } of loaded) {
     if (!tool) {
       problems.push({ path: file, reason: error ?? "unknown error" });
@@ -103,14 +107,14 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
 }
 
 /** `loadToolFile`, unless another user may have planted the file (rules above). */
-async function loadTrustedToolFile(file: string): Promise<Tool> {
+async function loadTrustedToolFile(file: string, cache: CacheScope): Promise<Tool> {
   const planted = plantedOnTheWay(file);
   if (planted) throw new Error(`refused: the file ${plantedReason(planted, file)}`);
-  return loadToolFile(file);
+  return loadToolFile(file, cache);
 }
 
-/** Loads one tool file (module or command manifest). Throws with a clear reason. */
-export async function loadToolFile(file: string): Promise<Tool> {
+/** Loads one tool file (module or command manifest), a module's code cached in `cache`. Throws with a clear reason. */
+export async function loadToolFile(file: string, cache: CacheScope = processCacheScope()): Promise<Tool> {
   const kind = toolFileKind(basename(file));
   if (kind === "command") {
     // A manifest is read through readRegularText, which refuses a non-regular file itself.
@@ -119,7 +123,7 @@ export async function loadToolFile(file: string): Promise<Tool> {
   }
   refuseNonRegularFile(file);
   const { importModule } = await moduleLoader();
-  const mod = await importModule(file);
+  const mod = await importModule(file, cache);
   let tool: unknown;
   if (typeof mod.getTool === "function") tool = await (mod.getTool as () => unknown)();
   else if (mod.default !== undefined) tool = unwrapDefault(mod.default);
@@ -142,10 +146,10 @@ function moduleLoader(): Promise<typeof import("./modules/index.js")> {
 }
 
 /** Imports a TS/JS module file through the tool loader (same cache, `yiem` is this package). */
-export async function importModuleFile(path: string): Promise<Record<string, unknown>> {
+export async function importModuleFile(path: string, cache: CacheScope = processCacheScope()): Promise<Record<string, unknown>> {
   refuseNonRegularFile(path);
   const { importModule } = await moduleLoader();
-  return importModule(path);
+  return importModule(path, cache);
 }
 
 /** Throws when `file` exists but is not a regular file (a missing file fails later, as before). */

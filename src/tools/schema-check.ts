@@ -14,26 +14,27 @@
  *   MAX_ENTRIES keys.
  */
 import { join } from "node:path";
-import { cacheFolder, cacheMac, readCacheFile, writeCacheFile } from "../cache-dir.js";
+import { cacheFolder, cacheMac, readCacheFile, writeCacheFile, type CacheScope } from "../cache-dir.js";
 import type { Tool } from "./types.js";
 
 /** Bump when what counts as a valid schema changes, e.g. with a new ajv (pinned in package.json). */
 const FORMAT_VERSION = "yiem-schemas-1";
 const MAX_ENTRIES = 20_000;
 
-/** Keys known valid in this process (read from disk once, then kept up to date). */
-let known: Set<string> | undefined;
+/** Keys known valid in this process, by cache file (each read from disk once, then kept up to date). */
+const known = new Map<string | null, Set<string>>();
 
-/** The cache file (follows `YIEM_CACHE_DIR` at call time); null when there is no trusted cache folder. */
-export function schemaCacheFile(): string | null {
-  const dir = cacheFolder("schemas");
+/** The cache file of `scope` (follows `YIEM_CACHE_DIR`); null when there is no trusted cache folder. */
+export function schemaCacheFile(scope: CacheScope): string | null {
+  const dir = cacheFolder("schemas", scope);
   return dir === null ? null : join(dir, "valid.json");
 }
 
-/** Each tool whose inputSchema cannot be used, with the reason; tools not in the map are fine. */
-export async function findSchemaProblems(tools: Tool[]): Promise<Map<Tool, string>> {
+/** Each tool whose inputSchema cannot be used, with the reason; tools not in the map are fine. Known-valid schemas are `scope`'s. */
+export async function findSchemaProblems(tools: Tool[], scope: CacheScope): Promise<Map<Tool, string>> {
   const problems = new Map<Tool, string>();
-  const valid = knownValid();
+  const file = schemaCacheFile(scope);
+  const valid = knownValid(file);
   // Schemas to check, by JSON text (tools with equal schemas are checked once).
   const toCheck = new Map<string, { key: string | null; tools: Tool[] }>();
   for (const tool of tools) {
@@ -53,7 +54,7 @@ export async function findSchemaProblems(tools: Tool[]): Promise<Map<Tool, strin
       entry.tools.push(tool);
       continue;
     }
-    const key = cacheMac(FORMAT_VERSION, "schema", json);
+    const key = cacheMac(scope, FORMAT_VERSION, "schema", json);
     if (key === null || !valid.has(key)) toCheck.set(json, { key, tools: [tool] });
   }
   if (toCheck.size === 0) return problems;
@@ -64,17 +65,20 @@ export async function findSchemaProblems(tools: Tool[]): Promise<Map<Tool, strin
     if (problem !== null) for (const tool of sharing) problems.set(tool, problem);
     else if (key !== null) found.push(key);
   }
-  if (found.length > 0) remember(found);
+  if (found.length > 0) remember(file, found);
   return problems;
 }
 
-function knownValid(): Set<string> {
-  known ??= new Set(readKeys());
-  return known;
+function knownValid(file: string | null): Set<string> {
+  let set = known.get(file);
+  if (!set) {
+    set = new Set(readKeys(file));
+    known.set(file, set);
+  }
+  return set;
 }
 
-function readKeys(): string[] {
-  const file = schemaCacheFile();
+function readKeys(file: string | null): string[] {
   const read = file === null ? undefined : readCacheFile(file);
   if (!read) return [];
   try {
@@ -87,12 +91,11 @@ function readKeys(): string[] {
 }
 
 /** Adds `keys` to the known set and writes the merged set (disk version first, newest last). */
-function remember(keys: string[]): void {
-  const set = knownValid();
+function remember(file: string | null, keys: string[]): void {
+  const set = knownValid(file);
   for (const key of keys) set.add(key);
-  const file = schemaCacheFile();
   if (file === null) return;
-  const all = [...new Set([...readKeys(), ...set])].slice(-MAX_ENTRIES);
+  const all = [...new Set([...readKeys(file), ...set])].slice(-MAX_ENTRIES);
   try {
     writeCacheFile(file, JSON.stringify({ format: FORMAT_VERSION, valid: all }));
   } catch {

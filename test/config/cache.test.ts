@@ -22,7 +22,8 @@ afterEach(() => {
   project?.remove();
 });
 
-const load = (env: NodeJS.ProcessEnv = {}) => loadSpec({ cwd: project.root, env, overrides: {}, requireModel: false });
+// The cache is the caller's: the YIEM_CACHE_DIR of the env loadSpec is given (src/cache-dir.ts).
+const load = (env: NodeJS.ProcessEnv = {}) => loadSpec({ cwd: project.root, env: { YIEM_CACHE_DIR: cacheDir, ...env }, overrides: {}, requireModel: false });
 
 describe("spec cache", () => {
   it("stores the parse and the validity, and gives the same spec warm as cold", async () => {

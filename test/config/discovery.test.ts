@@ -131,19 +131,19 @@ describe("no code runs while finding the spec (cosmiconfig meta config)", () => 
 describe("where the search stops", () => {
   it("stops at the git root (.git folder or file) when no package.json is above", async () => {
     write({ "agent.config.yaml": "name: outside\n", "repo/.git/": "", "repo/src/deep/": "", "wt/.git": "gitdir: /elsewhere\n", "wt/src/": "" });
-    expect(await findSpecFile(path.join(root, "repo", "src", "deep"), false, "")).toBeNull();
-    expect(await findSpecFile(path.join(root, "wt", "src"), false, "")).toBeNull();
+    expect(await findSpecFile(path.join(root, "repo", "src", "deep"), { home: "" })).toBeNull();
+    expect(await findSpecFile(path.join(root, "wt", "src"), { home: "" })).toBeNull();
     // The git root itself is searched.
     write({ "repo/agent.config.yaml": "name: inside\n" });
-    expect((await findSpecFile(path.join(root, "repo", "src", "deep"), false, ""))?.value).toEqual({ name: "inside" });
+    expect((await findSpecFile(path.join(root, "repo", "src", "deep"), { home: "" }))?.value).toEqual({ name: "inside" });
   });
 
   it("stops at the home folder (searched last) and never finds a spec above it", async () => {
     write({ "agent.config.yaml": "name: above-home\n", "home/u/work/deep/": "" });
     const home = path.join(root, "home", "u");
-    expect(await findSpecFile(path.join(home, "work", "deep"), false, home)).toBeNull();
+    expect(await findSpecFile(path.join(home, "work", "deep"), { home })).toBeNull();
     write({ "home/u/.yiemrc": "name: home\n" });
-    expect((await findSpecFile(path.join(home, "work", "deep"), false, home))?.value).toEqual({ name: "home" });
+    expect((await findSpecFile(path.join(home, "work", "deep"), { home }))?.value).toEqual({ name: "home" });
     // Through the CLI, with HOME set: the spec above home is not found either.
     rmSync(path.join(home, ".yiemrc"));
     const cli = await runCli(["config", "--json"], { cwd: path.join(home, "work", "deep"), env: { HOME: home, YIEM_CACHE_DIR: cacheDir } });
@@ -161,9 +161,9 @@ describe("where the search stops", () => {
     write({ "shared/agent.config.yaml": "name: planted\n", "shared/me/work/": "" });
     const shared = path.join(root, "shared");
     chmodSync(shared, 0o777);
-    expect(await findSpecFile(path.join(shared, "me", "work"), false, "")).toBeNull();
+    expect(await findSpecFile(path.join(shared, "me", "work"), { home: "" })).toBeNull();
     chmodSync(shared, 0o755);
-    expect((await findSpecFile(path.join(shared, "me", "work"), false, ""))?.value).toEqual({ name: "planted" });
+    expect((await findSpecFile(path.join(shared, "me", "work"), { home: "" }))?.value).toEqual({ name: "planted" });
     // The temp folder itself is world-writable: a search from a fresh temp folder never reaches it.
     expect([...searchFolders(path.join(root, "shared"), undefined)]).not.toContain(path.dirname(root));
   });
@@ -183,7 +183,7 @@ describe("where the search stops", () => {
     const theirs = path.join(root, "theirs");
     const asRoot = process.getuid?.() === 0;
     if (asRoot) execFileSync("chown", ["12345:12345", theirs]);
-    const found = await findSpecFile(path.join(theirs, "mine"), false, "");
+    const found = await findSpecFile(path.join(theirs, "mine"), { home: "" });
     // As root the parent now belongs to uid 12345 and is skipped; otherwise it is the user's own folder.
     expect(found === null).toBe(asRoot);
     expect(statSync(theirs).uid === 12345).toBe(asRoot);

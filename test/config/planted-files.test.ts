@@ -95,10 +95,10 @@ describe("a spec planted through a link", () => {
     }
     plant(path.join(shared, "dir"));
     expect(plantedOnTheWay(path.join(shared, ".yiemrc"))).toEqual({ path: path.join(shared, "dir"), uid: 12345, link: true });
-    await expect(findSpecFile(path.join(shared, "work"), false, "")).rejects.toThrow(/goes through the link .*shared\/dir, which belongs to another user/);
+    await expect(findSpecFile(path.join(shared, "work"), { home: "" })).rejects.toThrow(/goes through the link .*shared\/dir, which belongs to another user/);
     // The victim's own link in the same place is fine.
     execFileSync("chown", ["-h", "0:0", path.join(shared, "dir")]);
-    expect((await findSpecFile(path.join(shared, "work"), false, ""))?.value).toEqual({ name: "planted" });
+    expect((await findSpecFile(path.join(shared, "work"), { home: "" }))?.value).toEqual({ name: "planted" });
   });
 
   it("a tool folder or tool file planted in a shared folder is refused for a spec that is the user's own", async () => {
@@ -141,7 +141,7 @@ describe("$HOME ends the search by its real path", () => {
     mkdirSync(path.join(realHome, "work"), { recursive: true });
     symlinkSync(realHome, path.join(root, "home-link"));
     writeFileSync(path.join(root, "users", "agent.config.yaml"), "name: above-home\n");
-    expect(await findSpecFile(path.join(realHome, "work"), false, path.join(root, "home-link"))).toBeNull();
+    expect(await findSpecFile(path.join(realHome, "work"), { home: path.join(root, "home-link") })).toBeNull();
     const cli = await runCli(["config", "--json"], { cwd: path.join(realHome, "work"), env: { HOME: path.join(root, "home-link"), YIEM_CACHE_DIR: cacheDir } });
     expect(cli.code).toBe(0);
     expect(JSON.parse(cli.stdout).configPath).toBeNull();

@@ -4,35 +4,22 @@
  * the live time in the answer); every flag in a README or docs/cli.md command exists in that
  * command's --help; every relative link resolves; the library example runs.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { parse } from "yaml";
 import { assertEventStream, repoRoot } from "../support/cli.js";
 import { runCliInProcess as runCli } from "../support/cli-in-process.js";
+import { fences, isShell, readmeGitInstall } from "../support/markdown.js";
 
 const FIRST_COMMAND = 'npm ci && npx yiem run --model replay:configs/demo.replay.jsonl "What time is it in Tokyo?"';
 const TEST_COMMAND = "npm test";
 
 const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
 const cliDoc = readFileSync(join(repoRoot, "docs/cli.md"), "utf8");
-
-interface Fence {
-  lang: string;
-  body: string;
-}
-
-/** Fenced code blocks of a Markdown text, in order. */
-function fences(markdown: string): Fence[] {
-  const found: Fence[] = [];
-  const pattern = /^```([\w-]*)[^\n]*\n([\s\S]*?)^```\s*$/gm;
-  for (const match of markdown.matchAll(pattern)) found.push({ lang: match[1], body: match[2].replace(/\n$/, "") });
-  return found;
-}
-
-const isShell = (f: Fence) => ["sh", "bash", "shell", "console"].includes(f.lang);
 
 /** Splits a simple shell command into words (single and double quotes; no expansions). */
 function shellWords(command: string): string[] {
@@ -131,6 +118,45 @@ describe("README.md", () => {
   it("names in its cron example the exit codes the CLI really uses", async () => {
     const { EXIT } = await import("../../src/cli/exit-codes.js");
     for (const code of Object.values(EXIT)) expect(readme).toContain(`\`${code}\``);
+  });
+});
+
+describe("install commands and workflow steps, as written", () => {
+  const docs = ["README.md", ...readdirSync(join(repoRoot, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+  const blocks = docs.flatMap((file) => fences(readFileSync(join(repoRoot, file), "utf8")).map((fence) => ({ file, fence })));
+
+  it("README's install from git: the line test/e2e/git-install.test.ts runs, packing the tarball the next line and the Install block install", () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string };
+    const tarball = `${pkg.name}-${pkg.version}.tgz`;
+    const [pack, install, ...more] = readmeGitInstall();
+    expect(pack).toMatch(/^npm pack "git\+file:\/\/\$\(cd \.\.\/yiem && pwd\)"\s+# writes (\S+) here$/);
+    expect(pack).toContain(`# writes ${tarball} here`);
+    expect(install).toBe(`npm i ./${tarball}`);
+    expect(more).toEqual([]);
+    expect(fences(readme).filter(isShell).some((f) => f.body.includes(`npm i ../yiem/${tarball}`))).toBe(true);
+  });
+
+  it("no command block names a placeholder host or owner: every `uses:` is a GitHub-made action or a folder", () => {
+    const shown = blocks.filter(({ fence }) => isShell(fence) || ["yaml", "yml"].includes(fence.lang));
+    expect(shown.length).toBeGreaterThan(20);
+    for (const { file, fence } of shown) {
+      expect(fence.body, file).not.toMatch(/\bOWNER\b|\bHOST\//);
+      for (const [, uses] of fence.body.matchAll(/^\s*-?\s*uses:\s*(\S+)/gm)) expect(uses, `${file}: uses: ${uses}`).toMatch(/^(actions\/[\w-]+@v\d+|\.\/[\w./-]+)$/);
+    }
+  });
+
+  it("the yiem action step in docs/batch.md gives only inputs action.yml has and reads only outputs it writes", () => {
+    const action = parse(readFileSync(join(repoRoot, "action.yml"), "utf8")) as { inputs: Record<string, unknown>; outputs: Record<string, unknown> };
+    const batchDoc = readFileSync(join(repoRoot, "docs/batch.md"), "utf8");
+    const steps = fences(batchDoc)
+      .filter((f) => f.lang === "yaml" && /^- /.test(f.body))
+      .flatMap((f) => parse(f.body) as Array<{ id?: string; uses?: string; with?: Record<string, unknown> }>);
+    const yiem = steps.filter((step) => step.uses?.startsWith("./"));
+    expect(yiem.length).toBe(1);
+    expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(Object.keys(yiem[0].with ?? {})));
+    const read = [...batchDoc.matchAll(new RegExp(`steps\\.${yiem[0].id}\\.outputs\\.([\\w-]+)`, "g"))].map((m) => m[1]);
+    expect(read.length).toBeGreaterThan(0);
+    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(read));
   });
 });
 

@@ -5,26 +5,17 @@
  * exit 143, and `--resume` runs them again (their aborted lines replaced).
  */
 import { spawn } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startChatServer, type ChatServer } from "../support/chat-server.js";
+import { describe, expect, it } from "vitest";
+import { startChatServer } from "../support/chat-server.js";
 import { baseEnv, parseNdjson, runCli, yiemBin } from "../support/cli.js";
-import { assertBatchStream, batchProject, itemReply, objectLines, promptOf } from "../support/batch.js";
+import { assertBatchStream, itemReply, objectLines, promptOf, useBatchProject } from "../support/batch.js";
 
-let dir: string;
-let server: ChatServer | undefined;
-beforeAll(async () => {
-  dir = await batchProject();
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const project = useBatchProject();
 
-const env = () => ({ TEST_BASE_URL: server!.url, TEST_API_KEY: "sk-kill" });
+const env = () => ({ TEST_BASE_URL: project.server!.url, TEST_API_KEY: "sk-kill" });
 
 /** The complete lines of the results file, parsed; and whether a torn last line was there. */
 function resultsOf(file: string): { results: Array<Record<string, any>>; torn: boolean } {
@@ -42,7 +33,7 @@ function resultsOf(file: string): { results: Array<Record<string, any>>; torn: b
 
 /** Spawns `yiem batch …` and resolves once `ready(file)` holds, with the child. */
 function spawnBatch(args: string[]) {
-  const child = spawn(process.execPath, [yiemBin, "batch", ...args], { cwd: dir, env: baseEnv(env()), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [yiemBin, "batch", ...args], { cwd: project.dir, env: baseEnv(env()), stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
@@ -60,12 +51,12 @@ async function until(check: () => boolean, ms = 30_000): Promise<void> {
 describe("yiem batch killed", () => {
   it("SIGKILL at about half way, then --resume: every id exactly once, no torn line, only the unfinished items run again", async () => {
     const N = 60;
-    server = await startChatServer(async (request) => {
+    project.server = await startChatServer(async (request) => {
       await sleep(15 + (promptOf(request).length % 5) * 5);
       return itemReply(request);
     });
-    writeFileSync(join(dir, "kill.jsonl"), objectLines(N, 1));
-    const file = join(dir, "kill-results.jsonl");
+    writeFileSync(join(project.dir, "kill.jsonl"), objectLines(N, 1));
+    const file = join(project.dir, "kill-results.jsonl");
     const run = spawnBatch(["kill.jsonl", "-o", file, "-j", "4"]);
     await until(() => resultsOf(file).results.length >= N / 2);
     run.child.kill("SIGKILL");
@@ -73,9 +64,9 @@ describe("yiem batch killed", () => {
     const before = resultsOf(file).results;
     expect(before.length).toBeGreaterThanOrEqual(N / 2);
     expect(before.length).toBeLessThan(N);
-    const requestsBefore = server.received.length;
+    const requestsBefore = project.server.received.length;
 
-    const resumed = await runCli(["batch", "kill.jsonl", "-o", file, "-j", "4", "--resume"], { cwd: dir, env: env(), timeoutMs: 60_000 });
+    const resumed = await runCli(["batch", "kill.jsonl", "-o", file, "-j", "4", "--resume"], { cwd: project.dir, env: env(), timeoutMs: 60_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
     const { results, torn } = resultsOf(file);
     expect(torn).toBe(false);
@@ -86,7 +77,7 @@ describe("yiem batch killed", () => {
     // The finished items kept their lines (same runs); the others ran in the resumed batch.
     const beforeById = new Map(before.map((r) => [r.id, r.runId]));
     for (const r of results) if (beforeById.has(r.id)) expect(r.runId).toBe(beforeById.get(r.id));
-    const rerunPrompts = new Set(server.received.slice(requestsBefore).map(promptOf));
+    const rerunPrompts = new Set(project.server.received.slice(requestsBefore).map(promptOf));
     for (let i = 0; i < N; i++) {
       const id = `item-${i}`;
       expect(rerunPrompts.has(`question ${i} [tools:1]`)).toBe(!beforeById.has(id));
@@ -98,15 +89,15 @@ describe("yiem batch killed", () => {
   });
 
   it("SIGTERM: no new item starts, running items past the grace are recorded aborted, exit 143; --resume runs them again", async () => {
-    server = await startChatServer(async (request) => {
+    project.server = await startChatServer(async (request) => {
       // Items 0 and 1 answer at once; the rest take long enough to be caught by the signal.
       await sleep(/question [01]$/.test(promptOf(request)) ? 0 : 3000);
       return itemReply(request);
     });
-    writeFileSync(join(dir, "term.jsonl"), objectLines(10));
-    const file = join(dir, "term-results.jsonl");
+    writeFileSync(join(project.dir, "term.jsonl"), objectLines(10));
+    const file = join(project.dir, "term-results.jsonl");
     const run = spawnBatch(["term.jsonl", "-o", file, "-j", "3", "--grace", "200ms"]);
-    await until(() => resultsOf(file).results.length >= 2 && server!.received.length >= 3);
+    await until(() => resultsOf(file).results.length >= 2 && project.server!.received.length >= 3);
     run.child.kill("SIGTERM");
     const exit = await run.exited;
     expect(exit.code, run.stderr()).toBe(143);
@@ -124,9 +115,9 @@ describe("yiem batch killed", () => {
     expect(events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 143, aborted: aborted.length });
     expect(Number(events.at(-1)!.notRun)).toBe(10 - results.length);
 
-    await server.close();
-    server = await startChatServer((request) => itemReply(request));
-    const resumed = await runCli(["batch", "term.jsonl", "-o", file, "--resume"], { cwd: dir, env: env(), timeoutMs: 60_000 });
+    await project.server.close();
+    project.server = await startChatServer((request) => itemReply(request));
+    const resumed = await runCli(["batch", "term.jsonl", "-o", file, "--resume"], { cwd: project.dir, env: env(), timeoutMs: 60_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
     const after = resultsOf(file).results;
     expect(after.map((r) => r.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `item-${i}`).sort());

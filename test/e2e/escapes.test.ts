@@ -13,8 +13,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { assertEventStream, baseEnv, parseNdjson, yiemBin } from "../support/cli.js";
+import { reply, startChatServer, type ChatReply, type ChatServer } from "../support/chat-server.js";
+import { assertEventStream, baseEnv, parseNdjson, yiemBin, type CliOptions, type CliResult } from "../support/cli.js";
 import { batteryEnv, eventsOf, expectNoSecrets, expectRunEnded, SECRET_KEY, writeSpec, yiemSpawned as yiem } from "../fixtures/battery/harness.js";
 
 let dir: string;
@@ -41,6 +41,29 @@ function toolFolder(name: string, files: Record<string, string>): string {
 const tool = (name: string, execute: string, top = "") =>
   `${top}\nexport default { name: ${JSON.stringify(name)}, label: "t", description: "d", inputSchema: { type: "object" }, ${execute} };\n`;
 
+/**
+ * The test's project `name`: a tool folder of `files` (file name → source), a server scripted with
+ * `replies` (the file's `server`), and a spec over both (`extra` lines added); returns the spec.
+ */
+async function toolProject(name: string, files: Record<string, string>, replies: ChatReply[], extra: string[] = []): Promise<string> {
+  const tools = toolFolder(name, files);
+  server = await startChatServer(replies);
+  return writeSpec(dir, name, { toolDirs: [tools], extra });
+}
+
+/** `yiem run -c SPEC …args hi`, spawned, over `toolProject(name, files, replies)`. */
+async function runWithTools(name: string, files: Record<string, string>, replies: ChatReply[], args: string[] = [], options: CliOptions = {}): Promise<CliResult> {
+  const spec = await toolProject(name, files, replies);
+  return yiem(["run", "-c", spec, ...args, "hi"], { server, ...options });
+}
+
+/** A tool whose 'exit' listener never returns, and the model that calls it once, then answers "done". */
+const HOLD_AT_EXIT = { "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }") };
+const HOLD_THEN_DONE = [reply.json({ toolCalls: [call("h", "hold")] }), reply.json({ content: "done" })];
+
+/** A tool that sends 400 updates of 4000 characters (enough to fill a pipe nobody reads). */
+const CHATTY = { "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }") };
+
 describe("hangs the watchdog covers", () => {
   it("a spec with only builtinTools: [writeTool] and no tool folder: model-written for(;;){} ends at --timeout, exit 3", async () => {
     server = await startChatServer([
@@ -60,63 +83,51 @@ describe("hangs the watchdog covers", () => {
   });
 
   it("a tool's abort listener that never returns: the watchdog still ends the run at the deadline, exit 3", async () => {
-    const tools = toolFolder("abort-listener", {
-      "stuck.ts": tool("stuck", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { for (;;) {} }); })"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("a", "stuck")] }), reply.json({ content: "never" })]);
-    const spec = writeSpec(dir, "abort-listener", { toolDirs: [tools] });
     // 3 s: the tool must have started before the deadline, also on a loaded machine.
-    const r = await yiem(["run", "-c", spec, "--timeout", "3s", "hi"], { server, timeoutMs: 20_000 });
+    const r = await runWithTools(
+      "abort-listener",
+      { "stuck.ts": tool("stuck", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { for (;;) {} }); })") },
+      [reply.json({ toolCalls: [call("a", "stuck")] }), reply.json({ content: "never" })],
+      ["--timeout", "3s"],
+      { timeoutMs: 20_000 },
+    );
     const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
     expect(end.error).toMatch(/run timed out after 3000 ms/);
     expect(eventsOf(r, "toolExecutionEnd").map((e) => e.toolCallId)).toEqual(["a"]);
   });
 
   it("a tool's timer that starts spinning after the deadline stopped the run cannot hold it: exit 3", async () => {
-    const tools = toolFolder("late-spin", {
-      "late.ts": tool("late", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { setTimeout(() => { for (;;) {} }, 30); }); })"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("l", "late")] }), reply.json({ content: "never" })]);
-    const spec = writeSpec(dir, "late-spin", { toolDirs: [tools] });
     const started = Date.now();
-    const r = await yiem(["run", "-c", spec, "--timeout", "1s", "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    const r = await runWithTools(
+      "late-spin",
+      { "late.ts": tool("late", "execute: (_id: string, _a: unknown, signal: AbortSignal) => new Promise(() => { signal.addEventListener('abort', () => { setTimeout(() => { for (;;) {} }, 30); }); })") },
+      [reply.json({ toolCalls: [call("l", "late")] }), reply.json({ content: "never" })],
+      ["--timeout", "1s"],
+      { env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 },
+    );
     const end = expectRunEnded(r, { code: 3, stopReason: "timeout" });
     expect(end.error).toMatch(/^run timed out after 1000 ms/);
     expect(Date.now() - started).toBeLessThan(12_000);
   });
 
   it("a tool's exit listener that never returns: the run's answer, one agentEnd, and exit 0 within the grace", async () => {
-    const tools = toolFolder("exit-listener", {
-      "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("h", "hold")] }), reply.json({ content: "done" })]);
-    const spec = writeSpec(dir, "exit-listener", { toolDirs: [tools] });
     const started = Date.now();
-    const r = await yiem(["run", "-c", spec, "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    const r = await runWithTools("exit-listener", HOLD_AT_EXIT, HOLD_THEN_DONE, [], { env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
     expectRunEnded(r, { code: 0, stopReason: "completed" });
     expect(r.stdout).toBe("done\n");
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("a tool's exit listener that never returns in a run with a timeout (the watchdog's thread then bounds the exit): exit 0 within the grace", async () => {
-    const tools = toolFolder("exit-listener-timeout", {
-      "hold.ts": tool("hold", "execute: async () => { process.on('exit', () => { for (;;) {} }); return 'held'; }"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("h", "hold")] }), reply.json({ content: "done" })]);
-    const spec = writeSpec(dir, "exit-listener-timeout", { toolDirs: [tools] });
     const started = Date.now();
-    const r = await yiem(["run", "-c", spec, "--timeout", "60s", "hi"], { server, env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    const r = await runWithTools("exit-listener-timeout", HOLD_AT_EXIT, HOLD_THEN_DONE, ["--timeout", "60s"], { env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
     expectRunEnded(r, { code: 0, stopReason: "completed" });
     expect(r.stdout).toBe("done\n");
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("a stderr reader that stopped reading cannot keep a finished run alive: exit 0 within the grace", async () => {
-    const tools = toolFolder("chatty", {
-      "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
-    const spec = writeSpec(dir, "chatty", { toolDirs: [tools] });
+    const spec = await toolProject("chatty", CHATTY, [reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
     const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {
       env: baseEnv(batteryEnv(server, { YIEM_EXIT_GRACE_MS: "500" })),
       stdio: ["ignore", "pipe", "pipe"],
@@ -133,11 +144,7 @@ describe("hangs the watchdog covers", () => {
     expect(stdout).toBe("done\n");
   });
   it("with the reader stalled, a SIGTERM after the answer ends the wait at once, with the run's exit code", async () => {
-    const tools = toolFolder("chatty-term", {
-      "chatty.ts": tool("chatty", "execute: async (_id: string, _a: unknown, _s: AbortSignal, update: (p: string) => void) => { for (let i = 0; i < 400; i++) update('x'.repeat(4000)); return 'ok'; }"),
-    });
-    server = await startChatServer([reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
-    const spec = writeSpec(dir, "chatty-term", { toolDirs: [tools] });
+    const spec = await toolProject("chatty-term", CHATTY, [reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
     const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {
       env: baseEnv(batteryEnv(server, { YIEM_EXIT_GRACE_MS: "60000" })),
       stdio: ["ignore", "pipe", "pipe"],
@@ -168,10 +175,7 @@ describe("tools that try to escape the run", () => {
     ["a floating promise rejection", "execute: async () => { Promise.reject(new Error('floating boom')); await new Promise((r) => setTimeout(r, 2000)); return 'late'; }", /tool or hook code left a promise rejection unhandled: floating boom/],
   ] as const) {
     it(`${what}: one agentEnd error with a readable message, exit 1, no raw stack trace`, async () => {
-      const tools = toolFolder(`uncaught-${what.length}`, { "crash.ts": tool("crash", execute) });
-      server = await startChatServer([reply.json({ toolCalls: [call("c", "crash")] }), reply.json({ content: "never" })]);
-      const spec = writeSpec(dir, `uncaught-${what.length}`, { toolDirs: [tools] });
-      const r = await yiem(["run", "-c", spec, "hi"], { server });
+      const r = await runWithTools(`uncaught-${what.length}`, { "crash.ts": tool("crash", execute) }, [reply.json({ toolCalls: [call("c", "crash")] }), reply.json({ content: "never" })]);
       const end = expectRunEnded(r, { code: 1, stopReason: "error" });
       expect(end.error).toMatch(error);
       expect(r.stdout).toBe("");
@@ -182,17 +186,14 @@ describe("tools that try to escape the run", () => {
 
 describe("tool and hook output never reaches stdout or breaks the events", () => {
   it("console.log/error and direct writes of a tool (also at load) and a hook become redacted warning events; --output json stays one object", async () => {
-    const tools = toolFolder("noisy", {
-      "noisy.ts": tool(
-        "noisy",
-        "execute: async () => { console.log('key is', process.env.LEAKY_KEY_FOR_TEST); console.error('not an event'); process.stdout.write('direct\\n'); process.stderr.write(Buffer.from('raw bytes\\n')); return 'ok'; }",
-        "console.log('loading noisy');",
-      ),
-    });
     const hook = join(dir, "noisy-hook.ts");
     writeFileSync(hook, "export default { beforeToolCall() { console.log('hook was here'); } };\n");
-    server = await startChatServer([reply.json({ toolCalls: [call("n", "noisy")] }), reply.json({ content: "done" })]);
-    const spec = writeSpec(dir, "noisy", { toolDirs: [tools], extra: [`hooks: { beforeToolCall: ${JSON.stringify(hook)} }`] });
+    const noisy = tool(
+      "noisy",
+      "execute: async () => { console.log('key is', process.env.LEAKY_KEY_FOR_TEST); console.error('not an event'); process.stdout.write('direct\\n'); process.stderr.write(Buffer.from('raw bytes\\n')); return 'ok'; }",
+      "console.log('loading noisy');",
+    );
+    const spec = await toolProject("noisy", { "noisy.ts": noisy }, [reply.json({ toolCalls: [call("n", "noisy")] }), reply.json({ content: "done" })], [`hooks: { beforeToolCall: ${JSON.stringify(hook)} }`]);
     const r = await yiem(["run", "-c", spec, "--output", "json", "hi"], { server, env: { LEAKY_KEY_FOR_TEST: SECRET_KEY } });
     expectRunEnded(r, { code: 0, stopReason: "completed" });
     expect(JSON.parse(r.stdout)).toMatchObject({ text: "done", stopReason: "completed" });

@@ -1,8 +1,9 @@
 /**
- * The README's install from a git URL works: npm clones the repository, installs its dev
- * dependencies and builds it (`prepack`) before packing it, so the package made from a bare git
- * URL carries a built dist/ and runs. Tested with a `git+file://` URL of a clone of this
- * repository's HEAD (the committed tree); npm takes the dependencies from its cache where it can.
+ * The README's install from git works as written: its `npm pack "git+file://…"` line, run by a
+ * shell in a project next to a clone of this repository's HEAD (the committed tree) at ../yiem,
+ * makes npm clone it, install its dev dependencies and build it (`prepack`) before packing it, so
+ * the tarball it writes carries a built dist/ and runs. npm takes the dependencies from its cache
+ * where it can. (The README's next line installs that tarball, as test/e2e/pack-install.test.ts does.)
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../support/cli.js";
+import { readmeGitInstall } from "../support/markdown.js";
 
 const run = promisify(execFile);
 let root: string | undefined;
@@ -30,29 +32,28 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-describe("npm pack git+file://CLONE (the README's git URL install)", () => {
-  it("builds the package from the bare git URL: a built dist/ is in it", async () => {
+describe("the README's npm pack git+file:// line, as written", () => {
+  it("builds the package from the clone's git history: a built dist/ is in it", async () => {
+    const [packLine] = readmeGitInstall();
     root = await mkdtemp(join(tmpdir(), "yiem-git-"));
-    const clone = join(root, "yiem");
-    await run("git", ["clone", "--quiet", "--no-hardlinks", repoRoot, clone], { timeout: 60_000 });
-    const out = join(root, "out");
-    await mkdir(out);
-    let packed: { stdout: string };
+    await run("git", ["clone", "--quiet", "--no-hardlinks", repoRoot, join(root, "yiem")], { timeout: 60_000 });
+    const project = join(root, "my-agent");
+    await mkdir(project);
     try {
-      packed = await run("npm", ["pack", "--json", "--prefer-offline", "--no-audit", "--no-fund", "--pack-destination", out, `git+file://${clone}`], {
-        cwd: root, env: npmEnv(), timeout: 280_000, maxBuffer: 32 * 1024 * 1024,
+      await run("sh", ["-c", packLine], {
+        cwd: project, env: { ...npmEnv(), npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" }, timeout: 280_000, maxBuffer: 32 * 1024 * 1024,
       });
     } catch (error) {
       const e = error as { stderr?: string; message: string };
-      throw new Error(`npm pack of the git URL failed:\n${e.stderr || e.message}`);
+      throw new Error(`${packLine} failed:\n${e.stderr || e.message}`);
     }
-    const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    const files = info.files.map((f) => f.path);
+    const tarball = join(project, /# writes (\S+) here/.exec(packLine)![1]);
+    expect(existsSync(tarball)).toBe(true);
+    const files = (await run("tar", ["-tzf", tarball])).stdout.trim().split("\n").map((f) => f.replace(/^package\//, ""));
     for (const file of ["bin/yiem.js", "dist/cli/main.js", "dist/index.js", "schema/agent.schema.json", "configs/review.yaml"]) expect(files, file).toContain(file);
-    expect(existsSync(join(out, info.filename))).toBe(true);
     const unpacked = join(root, "unpacked");
     await mkdir(unpacked);
-    await run("tar", ["-xzf", join(out, info.filename), "-C", unpacked]);
+    await run("tar", ["-xzf", tarball, "-C", unpacked]);
     // dist/ was built from the clone's sources: valid JavaScript, the entry point exporting main.
     for (const file of ["dist/cli/main.js", "dist/index.js"]) await run(process.execPath, ["--check", join(unpacked, "package", file)], { timeout: 30_000 });
     const version = await run(process.execPath, [join(unpacked, "package", "bin", "yiem.js"), "--version"], { cwd: unpacked, timeout: 30_000 });

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as yiem from "../../src/index.js";
 import { loadTools } from "../../src/tools/loader.js";
 import { schemaCacheFile } from "../../src/tools/schema-check.js";
+import { processCacheScope } from "../../src/cache-dir.js";
 import { createScriptedProvider } from "../../src/provider/scripted.js";
 import { repoRoot, yiemBin } from "../support/cli.js";
 import { echoTool, textOf, toolMessages } from "../support/loop.js";
@@ -58,8 +59,8 @@ describe("tool schemas are checked when loading", () => {
 
   it("remembers valid schemas in the cache folder, never invalid ones", async () => {
     await loadTools(tools);
-    const cache = JSON.parse(readFileSync(schemaCacheFile()!, "utf8")) as { format: string; valid: string[] };
-    expect(schemaCacheFile()).toBe(join(cacheDir, "schemas", "valid.json"));
+    const cache = JSON.parse(readFileSync(schemaCacheFile(processCacheScope())!, "utf8")) as { format: string; valid: string[] };
+    expect(schemaCacheFile(processCacheScope())).toBe(join(cacheDir, "schemas", "valid.json"));
     expect(cache.format).toBe("yiem-schemas-1");
     expect(cache.valid.length).toBeGreaterThanOrEqual(1);
     expect(cache.valid.every((k) => /^[0-9a-f]{64}$/.test(k))).toBe(true);

@@ -5,12 +5,14 @@
  *
  * Rules:
  * - The environment is `baseEnv(options.env)` as for a spawned run. Code below the CLI that still
- *   reads the process's own (the provider's OPENAI_* fallbacks, the home and cache folders,
- *   command tools' parent environment) sees the same: for the duration of the call, the
- *   process's environment holds exactly that (set variable by variable, so `os.homedir()` sees
- *   HOME too) and the process's folder is `cwd`; both are restored after. So one in-process call runs at a time in a test
- *   file; a call that starts while another is running, and what only a real process shows (an
- *   inherited file descriptor as stdin, a child to signal through `onSpawn`), runs spawned.
+ *   reads the process's own (the provider's OPENAI_* fallbacks, command tools' parent
+ *   environment) sees the same: for the duration of the call, the process's environment holds
+ *   exactly that (set variable by variable, so `os.homedir()` sees HOME too) and the process's
+ *   folder is `cwd`; both are restored after. With `ioOnly`, the process's environment and folder
+ *   are left as they are: `io.env` and `io.cwd` alone carry the call's, which proves the call
+ *   reads only its io (test/cli/call-locations.test.ts). So one in-process call runs at a time in
+ *   a test file; a call that starts while another is running, and what only a real process shows
+ *   (an inherited file descriptor as stdin, a child to signal through `onSpawn`), runs spawned.
  * - stdin: a string is piped and ended, `"open"` is a pipe that never ends, none is /dev/null.
  * - `timeoutMs` ends the wait as the spawned runner's SIGKILL does (code null, signal SIGKILL).
  * - `io.host` is the in-process one (src/cli/io.ts): what needs a whole process (a second
@@ -25,6 +27,8 @@ import { baseEnv, parseNdjson, repoRoot, runCli, type CliOptions, type CliResult
 export interface InProcessOptions extends CliOptions {
   /** Called with the call's signal emitter once it runs: `signals.emit("SIGTERM")` as a signal would. */
   onSignals?: (signals: EventEmitter) => void;
+  /** Leave the process's environment and folder alone: only io.env and io.cwd are the call's (module rules). */
+  ioOnly?: boolean;
 }
 
 let running = false;
@@ -51,14 +55,16 @@ export async function runCliInProcess(args: string[], options: InProcessOptions 
     stdout: stdout.stream,
     stderr: stderr.stream,
     isTTY: { stdin: false, stdout: false, stderr: false },
-    env: process.env,
+    env: options.ioOnly ? env : process.env,
     cwd,
     signals,
     host: inProcessHost(exitNow),
   };
   try {
-    replaceEnv(env);
-    process.chdir(cwd);
+    if (!options.ioOnly) {
+      replaceEnv(env);
+      process.chdir(cwd);
+    }
     options.onSignals?.(signals);
     const code = await Promise.race([main(args, io), exited, timedOut]);
     // Writes the call made in its last turn reach the collectors.

@@ -39,7 +39,7 @@ import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
 import { checkInput, emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
 import { parseShard, type Shard } from "../../batch/shard.js";
 import { progressOf, round6 } from "../../batch/events.js";
-import type { BatchEndBody } from "../../loop/types.js";
+import type { BatchEndBody } from "../../loop/batch-event-bodies.js";
 import type { InputLineError } from "../../batch/input.js";
 import type { BatchResult } from "../../batch/types.js";
 import { createBatchSink } from "../events/batch-sink.js";
@@ -51,7 +51,7 @@ import { EXIT, exitCodeForError, exitCodeForSignal } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { STDIN_MARK } from "../stdin-mark.js";
 import { installSignalHandlers, type SignalHandling } from "../signals.js";
-import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
+import { callCacheScope, findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
 import { strictLoadError, writtenFileProblem } from "../preflight.js";
 import { refuseFinalAnswerClash } from "../structured-output.js";
 import { itemMessages, runBatchItem, type BatchRunShared } from "./batch-items.js";
@@ -174,8 +174,8 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     import("../provider-for.js"),
     import("../../loop/run-agent.js"),
     import("../../provider/redacting.js"),
-    loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signals.controller.signal)),
-    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
+    loadRegistry(spec, callCacheScope(io)).then((loaded) => withMcp(loaded, spec, packageVersion(), signals.controller.signal)),
+    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(io) })),
   ]);
   if (loaded.mcp) cleanup.push(() => loaded.mcp!.close());
   cleanup.push(async () => processes.killAllChildren());
@@ -196,7 +196,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     newProvider: async () => withRedactedDeltas(await providerFor(spec, { fetch }), secrets),
     runAgent,
     yiemVersion: packageVersion(),
-    ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL) }),
+    ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL, io.env) }),
     ...(sink.itemEvents ? { onItemEvent: (event, itemId) => sink.item(redact(event), itemId) } : {}),
   };
 

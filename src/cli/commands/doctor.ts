@@ -29,7 +29,7 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
       import("../../doctor/advice.js"),
       import("../output.js"),
     ]);
-    const baseURL = modelServerURL(spec.model.baseURL);
+    const baseURL = modelServerURL(spec.model.baseURL, io.env);
     const probes = await runProbes({
       baseURL: spec.model.baseURL || io.env.OPENAI_BASE_URL || "https://api.openai.com/v1",
       model: spec.model.name,

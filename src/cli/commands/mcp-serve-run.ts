@@ -41,7 +41,7 @@ import type { CliIo } from "../io.js";
 import { packageVersion } from "../../package-info.js";
 import { strictLoadError } from "../preflight.js";
 import { installSignalHandlers } from "../signals.js";
-import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
+import { callCacheScope, findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
 import { composePrompt } from "../stdin.js";
 
 /** How long calls in flight get to end after the stop (their signals are aborted first). */
@@ -86,8 +86,8 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     addSecretEnvNames(spec.model.apiKeyEnv, ...(http?.tokenEnv ? [http.tokenEnv] : []));
     killChildren = () => void processes.killAllChildren();
     const [loaded, hooks, { createToolPolicy }] = await Promise.all([
-      loadRegistry(spec).then((l) => withMcp(l, spec, packageVersion(), signals.controller.signal)),
-      import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
+      loadRegistry(spec, callCacheScope(io)).then((l) => withMcp(l, spec, packageVersion(), signals.controller.signal)),
+      import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(io) })),
       import("../../tools/policy.js"),
     ]);
     const mcp = loaded.mcp;

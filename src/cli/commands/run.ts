@@ -39,7 +39,7 @@ import { createRunStream } from "../events/run-stream.js";
 import { toJsonSafe } from "../events/serialize.js";
 import { EXIT } from "../exit-codes.js";
 import { packageVersion } from "../../package-info.js";
-import { findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp, type LoadProblem } from "../setup.js";
+import { callCacheScope, findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp, type LoadProblem } from "../setup.js";
 import { commandLineProblems, strictLoadError } from "../preflight.js";
 import { initialMessages, promptInput, stdinIgnoredWarning } from "../prompt-input.js";
 import { installSignalHandlers } from "../signals.js";
@@ -59,7 +59,7 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   const runId = randomUUID();
   const startedAt = performance.now();
   // Until the spec names the API key, events hide what the environment's secret variables hold.
-  let redact: Redactor = createRedactor(secretValues(process.env));
+  let redact: Redactor = createRedactor(secretValues(io.env));
   // Once the spec states prices, every usage in the events carries its cost (../../loop/cost.ts).
   let pricing: Pricing | undefined;
   const stream = createRunStream(runId, (event) => sink.emit(redactEvent(redact, pricedEvent(event, pricing))), startedAt);
@@ -172,9 +172,9 @@ async function run(ctx: RunContext): Promise<number> {
   const [{ providerFor }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
     import("../provider-for.js"),
     import("../../loop/run-agent.js"),
-    loadRegistry(spec).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
+    loadRegistry(spec, callCacheScope(ctx.io)).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     Promise.resolve(allowed),
-    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir })),
+    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(ctx.io) })),
   ]), signal);
   const mcp = loaded.mcp;
   if (mcp) ctx.closeMcp = () => mcp.close();
@@ -182,7 +182,7 @@ async function run(ctx: RunContext): Promise<number> {
   const strictError = strictLoadError(spec, loadProblems, ctx.io.cwd);
   if (strictError) throw strictError;
   refuseFinalAnswerClash(spec, loaded.registry);
-  const debug = (await import("../http-debug.js")).httpDebug(argv);
+  const debug = (await import("../http-debug.js")).httpDebug(argv, ctx.io.env);
   let provider: Provider = await providerFor(spec, debug.onHttp ? { onHttp: debug.onHttp } : {});
 
   if (argv["dry-run"]) {
@@ -221,7 +221,7 @@ async function run(ctx: RunContext): Promise<number> {
     frame: ctx.stream.frame,
     framing: {
       configPath: spec.configPath,
-      ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL) }),
+      ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL, ctx.io.env) }),
       yiemVersion: packageVersion(),
       startedAt: ctx.startedAt,
       startWarnings: [

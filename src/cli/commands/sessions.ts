@@ -30,7 +30,7 @@ import { contentText } from "../../tools/content.js";
 
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
-  const store = new SessionStore(sessionStoreDir(io.env));
+  const store = new SessionStore(sessionStoreDir(io.env, io.cwd));
   try {
     switch (sub) {
       case "list":

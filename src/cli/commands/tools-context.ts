@@ -17,7 +17,7 @@ import { reportUsageError } from "../errors.js";
 import { UsageError } from "../../errors.js";
 import { EXIT, exitCodeForError } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
+import { callCacheScope, loadRegistry, loadSpecFromArgv, withMcp, type LoadedTools } from "../setup.js";
 import { packageVersion } from "../../package-info.js";
 import type { CliEventSink } from "../events/sink.js";
 
@@ -59,7 +59,7 @@ export async function loadToolsRegistry(spec: ResolvedSpec, io: CliIo, options: 
       io.host.exitNow(EXIT.failure);
     },
   });
-  const loaded = await loadRegistry(spec);
+  const loaded = await loadRegistry(spec, callCacheScope(io));
   return options.mcp ? withMcp(loaded, spec, packageVersion()) : loaded;
 }
 

@@ -18,6 +18,7 @@ import { EXIT } from "../exit-codes.js";
 import { printText } from "../output.js";
 import { loadToolsRegistry, loadToolsSpec, shownPath } from "./tools-context.js";
 import { readFlagValue } from "../flag-value.js";
+import { callCacheScope } from "../setup.js";
 
 /** The example schema of `tools new` without `--schema`. */
 export const EXAMPLE_SCHEMA: JsonSchema = {
@@ -50,7 +51,7 @@ export async function newCommand(argv: Record<string, unknown>, io: CliIo): Prom
         : `The ${name} tool (written by yiem tools new: describe what it does and when to use it).`;
   const parallel = argv.parallel === undefined ? undefined : Boolean(argv.parallel);
   // A person's --force may replace any file of that name; without it no existing file is replaced.
-  const common = { dir, registry, overwrite: Boolean(argv.force), replaceUnmarked: true, overwriteHint: "--force" };
+  const common = { dir, registry, overwrite: Boolean(argv.force), replaceUnmarked: true, overwriteHint: "--force", cache: callCacheScope(io) };
   const sink = createCallSink(io);
 
   if (argv.command) {

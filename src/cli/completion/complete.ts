@@ -145,10 +145,11 @@ async function completeValue(kind: ValueKind, at: Position, cwd: string, env: No
 /** The names of the tools the resolved spec loads; none when anything fails. */
 async function toolNames(at: Position, cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   try {
-    const [{ loadSpec }, { loadRegistry }, { guardChannels }] = await Promise.all([
+    const [{ loadSpec }, { loadRegistry }, { guardChannels }, { cacheScopeOf }] = await Promise.all([
       import("../../config/load.js"),
       import("../setup.js"),
       import("../../channels/guard.js"),
+      import("../../cache-dir.js"),
     ]);
     const spec = await loadSpec({
       cwd,
@@ -159,7 +160,7 @@ async function toolNames(at: Position, cwd: string, env: NodeJS.ProcessEnv): Pro
     });
     // Tool code's own output must not reach the shell.
     guardChannels({ onOutput: () => {}, onUncaught: () => {} });
-    const loaded = await loadRegistry(spec);
+    const loaded = await loadRegistry(spec, cacheScopeOf(env, cwd));
     return loaded.registry.infos().map((info) => info.name).sort();
   } catch {
     return [];

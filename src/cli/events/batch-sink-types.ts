@@ -4,7 +4,8 @@
  * ./github-batch.ts (github).
  */
 import type { BatchEventBody } from "../../batch/events.js";
-import type { AgentEvent, BatchProgressBody } from "../../loop/types.js";
+import type { AgentEvent } from "../../loop/types.js";
+import type { BatchProgressBody } from "../../loop/batch-event-bodies.js";
 
 export interface BatchSink {
   /** A batch event (stamped here). */

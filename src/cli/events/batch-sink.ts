@@ -16,7 +16,7 @@
 import type { AgentEvent } from "../../loop/types.js";
 import { createEventStamper } from "../../loop/run-frame.js";
 import type { BatchEventBody } from "../../batch/events.js";
-import type { BatchEndBody, BatchProgressBody } from "../../loop/types.js";
+import type { BatchEndBody, BatchProgressBody } from "../../loop/batch-event-bodies.js";
 import { PROGRESS_EVERY_MS } from "../../batch/events.js";
 import type { CliIo } from "../io.js";
 import { createChunkWriter } from "./chunk-writer.js";

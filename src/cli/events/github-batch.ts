@@ -13,7 +13,8 @@
  *   (with the failure that ended it, if any) otherwise. Notes are `::notice::`.
  * - Nothing is written after `batchEnd`; writes never throw (./chunk-writer.ts).
  */
-import type { AgentEvent, BatchProgressBody } from "../../loop/types.js";
+import type { AgentEvent } from "../../loop/types.js";
+import type { BatchProgressBody } from "../../loop/batch-event-bodies.js";
 import type { BatchEventBody } from "../../batch/events.js";
 import type { CliIo } from "../io.js";
 import type { BatchSink } from "./batch-sink-types.js";

@@ -4,11 +4,14 @@ import type { Tool } from "../types.js";
 import { createListTools } from "./listTools.js";
 import { createWriteTool } from "./writeTool.js";
 import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./names.js";
+import type { CacheScope } from "../../cache-dir.js";
 
 export interface BuiltinToolsContext {
   registry: ToolRegistry;
   /** Where writeTool writes (absolute); null when there is no folder. */
   writeToolDir: string | null;
+  /** Whose module cache a written tool is loaded through (../../cache-dir.ts); default the process's. */
+  cache?: CacheScope;
 }
 
 /** The named built-ins, in the order named. Throws on an unknown name. */

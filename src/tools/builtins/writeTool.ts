@@ -18,11 +18,14 @@ import { toolResult } from "../define.js";
 import { GENERATED_TOOL_NAME_PATTERN } from "../define.js";
 import type { ToolRegistry } from "../registry.js";
 import type { JsonSchema, Tool } from "../types.js";
+import type { CacheScope } from "../../cache-dir.js";
 
 export interface WriteToolContext {
   registry: ToolRegistry;
   /** Absolute folder to write into; null disables the tool (every call is an error). */
   writeToolDir: string | null;
+  /** Whose module cache the written tool is loaded through (../../cache-dir.ts); default the process's. */
+  cache?: CacheScope;
 }
 
 export interface WriteToolDetails {
@@ -92,7 +95,7 @@ export function createWriteTool(ctx: WriteToolContext): Tool<Record<string, unkn
       const { writeAndLoadTool } = await import("../generator.js");
       const { written } = await writeAndLoadTool(
         draft,
-        { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true, replaceUnmarked: false },
+        { dir: ctx.writeToolDir, registry: ctx.registry, overwrite: overwrite === true, replaceUnmarked: false, cache: ctx.cache },
         (tool, file) => ctx.registry.register(tool, { kind: "file", path: file.path, generated: true }, { replace: file.previous !== null || overwrite === true }),
       );
       const replaced = written.previous !== null;

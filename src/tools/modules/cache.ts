@@ -17,12 +17,14 @@
  *   tick cannot look unchanged; `ctime` cannot be set back by tools that preserve mtimes): a file
  *   whose stat still matches is served without reading it (`readCachedIfUnchanged`), which is
  *   most of a warm start's file reads. Any difference falls back to reading and hashing;
+ * - the cache folder and key are the caller's (`scope`, ../../cache-dir.ts: the CLI's io), given
+ *   with each lookup; a pack keeps the scope it was read under for its write;
  * - the cache is only ever an optimisation: every read or write failure is ignored.
  */
 import { hash } from "node:crypto";
 import { existsSync, readFileSync, statSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile } from "../../cache-dir.js";
+import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile, type CacheScope } from "../../cache-dir.js";
 import { requireCjs } from "../../require-cjs.js";
 
 /** Bump when the transformed code, the way it is run or the pack layout changes. */
@@ -46,9 +48,9 @@ function getSucraseVersion(): string {
   return sucraseVersion;
 }
 
-/** The trusted cache folder of transformed modules (follows `YIEM_CACHE_DIR`), or null: no caching. */
-export function modulesCacheDir(): string | null {
-  return cacheFolder("modules");
+/** The trusted cache folder of transformed modules of `scope` (follows `YIEM_CACHE_DIR`), or null: no caching. */
+export function modulesCacheDir(scope: CacheScope): string | null {
+  return cacheFolder("modules", scope);
 }
 
 /** The cache key of `source` read from the absolute path `file`. */
@@ -77,6 +79,8 @@ interface Pack {
   file: string | null;
   /** The source folder whose files the pack holds. */
   folder: string;
+  /** Whose cache the pack is in (its key signs the pack). */
+  scope: CacheScope;
   entries: Map<string, Entry>;
   /** Paths whose entry this process looked up or added (never dropped on a write). */
   used: Set<string>;
@@ -87,21 +91,21 @@ interface Pack {
 const packs = new Map<string, Pack>();
 
 /** The pack holding the entries of files in `folder`, read from disk on first use. */
-function packFor(folder: string): Pack {
-  const cacheDir = modulesCacheDir();
+function packFor(folder: string, scope: CacheScope): Pack {
+  const cacheDir = modulesCacheDir(scope);
   const id = `${cacheDir}\0${folder}`;
   let pack = packs.get(id);
   if (!pack) {
     const file = cacheDir === null ? null : join(cacheDir, `${hash("sha256", `${FORMAT_VERSION}\0${folder}`, "hex")}.pack`);
-    pack = { file, folder, entries: readPack(file, folder), used: new Set(), dirty: false };
+    pack = { file, folder, scope, entries: readPack(file, folder, scope), used: new Set(), dirty: false };
     packs.set(id, pack);
   }
   return pack;
 }
 
 /** The signature of a pack's content `body` for the source folder `folder`. */
-function packMac(folder: string, body: string): string | null {
-  return cacheMac(FORMAT_VERSION, "pack", folder, body);
+function packMac(scope: CacheScope, folder: string, body: string): string | null {
+  return cacheMac(scope, FORMAT_VERSION, "pack", folder, body);
 }
 
 /**
@@ -109,7 +113,7 @@ function packMac(folder: string, body: string): string | null {
  * `[[path, key, length, stat], …]`, then every entry's code back to back (lengths in UTF-16 units).
  * Anything unexpected, or a wrong signature, reads as an empty pack.
  */
-function readPack(file: string | null, folder: string): Map<string, Entry> {
+function readPack(file: string | null, folder: string, scope: CacheScope): Map<string, Entry> {
   const entries = new Map<string, Entry>();
   if (file === null) return entries;
   try {
@@ -118,7 +122,7 @@ function readPack(file: string | null, folder: string): Map<string, Entry> {
     const text = read.bytes.toString("utf8");
     if (!text.startsWith(PACK_MAGIC)) return entries;
     const macEnd = text.indexOf("\n", PACK_MAGIC.length);
-    if (macEnd < 0 || text.slice(PACK_MAGIC.length, macEnd) !== packMac(folder, text.slice(macEnd + 1))) return entries;
+    if (macEnd < 0 || text.slice(PACK_MAGIC.length, macEnd) !== packMac(scope, folder, text.slice(macEnd + 1))) return entries;
     const headerEnd = text.indexOf("\n", macEnd + 1);
     const header = JSON.parse(text.slice(macEnd + 1, headerEnd)) as Array<[string, string, number, string | null]>;
     let offset = headerEnd + 1;
@@ -135,8 +139,8 @@ function readPack(file: string | null, folder: string): Map<string, Entry> {
 }
 
 /** The cached code of the file `path` whose content has cache key `key`, or null. */
-export function readCachedCode(path: string, key: string): string | null {
-  const pack = packFor(dirname(path));
+export function readCachedCode(path: string, key: string, scope: CacheScope): string | null {
+  const pack = packFor(dirname(path), scope);
   pack.used.add(path);
   const entry = pack.entries.get(path);
   return entry && entry.key === key ? entry.code : null;
@@ -146,8 +150,8 @@ export function readCachedCode(path: string, key: string): string | null {
  * The cache entry of `path` when the file's stat still equals the trusted signature recorded
  * with it (see module rules), or null: then read the file and go by its content.
  */
-export function readCachedIfUnchanged(path: string): { key: string; code: string } | null {
-  const pack = packFor(dirname(path));
+export function readCachedIfUnchanged(path: string, scope: CacheScope): { key: string; code: string } | null {
+  const pack = packFor(dirname(path), scope);
   const entry = pack.entries.get(path);
   if (!entry?.stat) return null;
   let stats: Stats | undefined;
@@ -162,8 +166,8 @@ export function readCachedIfUnchanged(path: string): { key: string; code: string
 }
 
 /** Records the stat signature of the source whose content has key `key` (after a read). */
-export function noteSourceStat(path: string, key: string, stat: string | null): void {
-  const pack = packFor(dirname(path));
+export function noteSourceStat(path: string, key: string, stat: string | null, scope: CacheScope): void {
+  const pack = packFor(dirname(path), scope);
   const entry = pack.entries.get(path);
   if (!entry || entry.key !== key || entry.stat === stat) return;
   entry.stat = stat;
@@ -173,8 +177,8 @@ export function noteSourceStat(path: string, key: string, stat: string | null): 
 let flushScheduled = false;
 
 /** Adds `code` for the file `path` with cache key `key`; written to disk after the current burst. */
-export function writeCachedCode(path: string, key: string, code: string, stat: string | null = null): void {
-  const pack = packFor(dirname(path));
+export function writeCachedCode(path: string, key: string, code: string, stat: string | null, scope: CacheScope): void {
+  const pack = packFor(dirname(path), scope);
   pack.used.add(path);
   pack.entries.set(path, { key, code, stat });
   markDirty(pack);
@@ -198,7 +202,7 @@ function flushPacks(): void {
     if (!pack.dirty) continue;
     pack.dirty = false;
     if (pack.file === null) continue;
-    for (const [path, entry] of readPack(pack.file, pack.folder)) {
+    for (const [path, entry] of readPack(pack.file, pack.folder, pack.scope)) {
       if (!pack.entries.has(path)) pack.entries.set(path, entry);
     }
     for (const path of pack.entries.keys()) {
@@ -217,7 +221,7 @@ function writePack(pack: Pack): void {
     codes.push(code);
   }
   const body = `${JSON.stringify(header)}\n${codes.join("")}`;
-  const mac = packMac(pack.folder, body);
+  const mac = packMac(pack.scope, pack.folder, body);
   if (mac === null) return;
   try {
     writeCacheFile(pack.file, `${PACK_MAGIC}${mac}\n${body}`);

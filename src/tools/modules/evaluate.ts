@@ -17,6 +17,7 @@ import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
 import { cacheKey, noteSourceStat, readCachedCode, readCachedIfUnchanged, statSignature, writeCachedCode } from "./cache.js";
+import type { CacheScope } from "../../cache-dir.js";
 import { createImporter, type Evaluator } from "./importer.js";
 import { moduleFormat } from "./resolve.js";
 import { IMPORT_IDENTIFIER, META_IDENTIFIER, transformSource, withLocation } from "./transform.js";
@@ -42,14 +43,14 @@ const CJS_HEADER = "(function (exports, require, module, __filename, __dirname) 
 const CJS_FOOTER = "\n})";
 
 /** The wrapped, transformed code of an ES module or TypeScript file, from the disk cache when possible. */
-function moduleCode(path: string, source: string, key: string, typescript: boolean, stat: string | null): string {
-  const cached = readCachedCode(path, key);
+function moduleCode(path: string, source: string, key: string, typescript: boolean, stat: string | null, scope: CacheScope): string {
+  const cached = readCachedCode(path, key, scope);
   if (cached !== null) {
-    noteSourceStat(path, key, stat);
+    noteSourceStat(path, key, stat, scope);
     return cached;
   }
   const code = ASYNC_HEADER + transformSource(source, path, { typescript, imports: true }) + ASYNC_FOOTER;
-  writeCachedCode(path, key, code, stat);
+  writeCachedCode(path, key, code, stat, scope);
   return code;
 }
 
@@ -85,12 +86,15 @@ function normalizeSource(text: string): string {
 /** Paths whose record was checked against the disk since the microtask queue last drained. */
 const checkedThisTurn = new Set<string>();
 
-/** Starts (or reuses) the evaluation of the file at absolute `path`; returns after its synchronous part. */
-export function instantiate(path: string): ModuleRecord {
+/**
+ * Starts (or reuses) the evaluation of the file at absolute `path`; returns after its synchronous
+ * part. The transformed code is cached in `scope`'s cache, and so are the modules it imports.
+ */
+export function instantiate(path: string, scope: CacheScope): ModuleRecord {
   const existing = records.get(path);
   if (existing && checkedThisTurn.has(path)) return existing;
   // A transformed module whose file is unchanged since it was cached (by stat) is not read again.
-  const unchanged = readCachedIfUnchanged(path);
+  const unchanged = readCachedIfUnchanged(path, scope);
   let source = "";
   let stat: string | null = null;
   let key: string;
@@ -105,7 +109,7 @@ export function instantiate(path: string): ModuleRecord {
   checkedThisTurn.add(path);
   if (existing && existing.key === key) return existing;
   const dir = dirname(path);
-  const { require, meta, dynamicImport } = createImporter(path, evaluator);
+  const { require, meta, dynamicImport } = createImporter(path, evaluatorFor(scope));
   const module = { exports: {} as unknown, id: path, filename: path, path: dir, loaded: false, require };
   const record: ModuleRecord = { path, key, module, state: "evaluating", completion: Promise.resolve() };
   records.set(path, record);
@@ -125,7 +129,7 @@ export function instantiate(path: string): ModuleRecord {
         if (failure.length) syncError ??= { error: failure[0] };
         else finished = true;
       };
-      const code = unchanged ? unchanged.code : moduleCode(path, source, key, format === "typescript", stat);
+      const code = unchanged ? unchanged.code : moduleCode(path, source, key, format === "typescript", stat, scope);
       const fn = compile(path, code, ASYNC_HEADER.length);
       const promise = fn.call(undefined, module.exports, require, module, path, dir, meta, dynamicImport, end) as Promise<void>;
       if (syncError) {
@@ -155,10 +159,13 @@ export function instantiate(path: string): ModuleRecord {
 }
 
 /** Evaluates the file at absolute `path` completely (awaiting top-level await); its exports. */
-export async function evaluateFile(path: string): Promise<unknown> {
-  const record = instantiate(path);
+export async function evaluateFile(path: string, scope: CacheScope): Promise<unknown> {
+  const record = instantiate(path, scope);
   await record.completion;
   return record.module.exports;
 }
 
-const evaluator: Evaluator = { instantiate, evaluate: evaluateFile };
+/** The evaluator a module's imports go through: the same cache scope as the module's. */
+function evaluatorFor(scope: CacheScope): Evaluator {
+  return { instantiate: (path) => instantiate(path, scope), evaluate: (path) => evaluateFile(path, scope) };
+}

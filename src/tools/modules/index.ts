@@ -6,9 +6,13 @@
 import { resolve } from "node:path";
 import { evaluateFile } from "./evaluate.js";
 import { asNamespace, loadLibrary } from "./interop.js";
+import { processCacheScope, type CacheScope } from "../../cache-dir.js";
 
-/** Imports the module file at `path` (relative to the working folder or absolute); its namespace. */
-export async function importModule(path: string): Promise<Record<string, unknown>> {
+/**
+ * Imports the module file at `path` (relative to the working folder or absolute); its namespace.
+ * Its transformed code is cached in `scope`'s cache (the CLI's io; default the process's).
+ */
+export async function importModule(path: string, scope: CacheScope = processCacheScope()): Promise<Record<string, unknown>> {
   await loadLibrary();
-  return asNamespace(await evaluateFile(resolve(path)));
+  return asNamespace(await evaluateFile(resolve(path), scope));
 }

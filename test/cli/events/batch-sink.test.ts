@@ -9,7 +9,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { barText, createBatchSink } from "../../../src/cli/events/batch-sink.js";
 import { inProcessHost, type CliIo } from "../../../src/cli/io.js";
-import type { BatchProgressBody } from "../../../src/loop/types.js";
+import type { BatchProgressBody } from "../../../src/loop/batch-event-bodies.js";
 import { progressOf } from "../../../src/batch/events.js";
 import { emptyTally } from "../../../src/batch/runner.js";
 import { createEventStamper } from "../../../src/loop/run-frame.js";

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cacheBaseFor, cacheKeyFolder, pruneCacheFolder, trustedCacheFolder } from "../../../src/cache-dir.js";
+import { cacheBaseFor, cacheKeyFolder, processCacheScope, pruneCacheFolder, trustedCacheFolder } from "../../../src/cache-dir.js";
 import { packageRoot } from "../../../src/package-info.js";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -67,7 +67,7 @@ function source(relative: string, text: string): string {
 function specProject(name: string): (config: typeof import("../../../src/config/load.js")) => ReturnType<typeof import("../../../src/config/load.js").loadSpec> {
   source("p/package.json", "{}");
   source("p/agent.config.yaml", `name: ${name}\nmodel: m\n`);
-  return (config) => config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false });
+  return (config) => config.loadSpec({ cwd: path.join(root, "p"), env: { YIEM_CACHE_DIR: cacheDir }, overrides: {}, requireModel: false });
 }
 
 const sucraseVersion = () => String(JSON.parse(readFileSync(path.join(packageRoot(), "node_modules", "sucrase", "package.json"), "utf8")).version);
@@ -128,12 +128,12 @@ describe("module cache: only packs this user's yiem wrote are run", () => {
     // A new process takes the cached code (no transform needed).
     const second = await fresh();
     const key = second.cache.cacheKey(file, readFileSync(file, "utf8"));
-    expect(second.cache.readCachedCode(file, key)).toContain('const origin = "transformed"');
+    expect(second.cache.readCachedCode(file, key, processCacheScope())).toContain('const origin = "transformed"');
 
     // The same pack with its code edited (signature kept) is not trusted.
     writeFileSync(pack, text.replace('"transformed"', '"from cache!"'));
     const third = await fresh();
-    expect(third.cache.readCachedCode(file, key)).toBeNull();
+    expect(third.cache.readCachedCode(file, key, processCacheScope())).toBeNull();
     expect((await third.modules.importModule(file)).origin).toBe("transformed");
   });
 
@@ -162,7 +162,7 @@ describe("spec cache: planted or edited entries are ignored", () => {
     const text = readFileSync(specFile, "utf8");
     writeFileSync(path.join(specs, `${oldSpecEntry("parse", specFile, text)}.json`), JSON.stringify({ value: { name: "evil", model: "m" } }));
     const { config } = await fresh();
-    const spec = await config.loadSpec({ cwd: path.join(root, "p"), env: {}, overrides: {}, requireModel: false });
+    const spec = await config.loadSpec({ cwd: path.join(root, "p"), env: { YIEM_CACHE_DIR: cacheDir }, overrides: {}, requireModel: false });
     expect(spec.name).toBe("good");
     expect(spec.tools.deny).toEqual(["danger"]);
 
@@ -170,7 +170,7 @@ describe("spec cache: planted or edited entries are ignored", () => {
     writeFileSync(path.join(root, "q", "package.json"), "{}");
     const schemaText = readFileSync(path.join(packageRoot(), "schema", "agent.schema.json"), "utf8");
     writeFileSync(path.join(specs, `${oldSpecEntry("valid", schemaText, JSON.stringify({ name: "x", model: "m", sneaky: 1 }))}.ok`), "");
-    await expect(config.loadSpec({ cwd: path.dirname(badFile), env: {}, overrides: {}, requireModel: false })).rejects.toThrow(/sneaky/);
+    await expect(config.loadSpec({ cwd: path.dirname(badFile), env: { YIEM_CACHE_DIR: cacheDir }, overrides: {}, requireModel: false })).rejects.toThrow(/sneaky/);
   });
 
   it("an entry whose body was edited (signature kept) is ignored", async () => {

@@ -10,6 +10,7 @@ import { loadToolFile } from "../../../src/tools/loader.js";
 import { TOOL_KIT_EXPORTS } from "../../../src/tools/modules/interop.js";
 import * as library from "../../../src/index.js";
 import { repoRoot } from "../../support/cli.js";
+import { processCacheScope } from "../../../src/cache-dir.js";
 
 let root: string;
 let cacheDir: string;
@@ -293,7 +294,7 @@ describe("evaluation once per content", () => {
     // but yiem fails its signature and is not used (test/tools/modules/cache-safety.test.ts).
     vi.resetModules();
     const cache = (await import("../../../src/tools/modules/cache.js")) as typeof import("../../../src/tools/modules/cache.js");
-    expect(cache.readCachedCode(file, cache.cacheKey(file, await readFile(file, "utf8")))).toContain('const origin = "transformed"');
+    expect(cache.readCachedCode(file, cache.cacheKey(file, await readFile(file, "utf8")), processCacheScope())).toContain('const origin = "transformed"');
     await writeFile(pack, text.replace('"transformed"', '"from cache!"'));
     vi.resetModules();
     const fresh = (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js");
@@ -313,14 +314,14 @@ describe("evaluation once per content", () => {
 
     vi.resetModules();
     const cache = (await import("../../../src/tools/modules/cache.js")) as typeof import("../../../src/tools/modules/cache.js");
-    expect(cache.readCachedIfUnchanged(old)?.code).toContain('const v = "one"');
-    expect(cache.readCachedIfUnchanged(fresh)).toBeNull(); // written within 2 s of being read
+    expect(cache.readCachedIfUnchanged(old, processCacheScope())?.code).toContain('const v = "one"');
+    expect(cache.readCachedIfUnchanged(fresh, processCacheScope())).toBeNull(); // written within 2 s of being read
 
     // Same size, mtime set back: only the inode's change time tells, and it does.
     const { atime, mtime } = await stat(old);
     await writeFile(old, 'export const v: string = "two";');
     await utimes(old, atime, mtime);
-    expect(cache.readCachedIfUnchanged(old)).toBeNull();
+    expect(cache.readCachedIfUnchanged(old, processCacheScope())).toBeNull();
     vi.resetModules();
     const loader = (await import("../../../src/tools/modules/index.js")) as typeof import("../../../src/tools/modules/index.js");
     expect((await loader.importModule(old)).v).toBe("two");
