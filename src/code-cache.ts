@@ -7,9 +7,11 @@
  *   library entry, a tool's `yiem`) gets this very instance, so there is one copy of every module;
  * - its cached data is one entry of the trusted cache folder `code` (src/cache-dir.ts), named by
  *   the bundle's content hash (from the build), the Node version, `process.arch` and the V8
- *   flags in effect (`execArgv`, `NODE_OPTIONS`, the flags bin/yiem.js sets for `run`), and
- *   signed with the per-user HMAC key; an entry that is missing, not a regular file, torn,
- *   unsigned, or that V8 rejects (`cachedDataRejected`) is ignored, and rewritten by `saveCodeCaches`;
+ *   flags yiem sets (bin/yiem.js, for `run`), and signed with the per-user HMAC key. V8 checks
+ *   its own version, the source and every other flag (`node --…`, `NODE_OPTIONS`) itself: an
+ *   entry that is missing, not a regular file, torn, unsigned, or that V8 rejects
+ *   (`cachedDataRejected`) is ignored, and rewritten by `saveCodeCaches`. Node's own options
+ *   (`--cpu-prof`, `--import`) are not part of the name, so they do not make the cache cold;
  * - `saveCodeCaches(command)` runs after the command: `createCachedData()` then holds every
  *   function the command compiled. It writes an entry that was missing or rejected, or that was
  *   made for other commands (it records the first words it has served, up to 16), atomically;
@@ -40,17 +42,17 @@ interface LoadedScript {
 }
 
 const loadedScripts: LoadedScript[] = [];
-let v8FlagsSet = "";
+let v8FlagsSet: string[] = [];
 
 /** The V8 flags set with `v8.setFlagsFromString` before any bundle loads (part of every entry's name). */
 export function noteV8Flags(flags: string[]): void {
-  v8FlagsSet = flags.join(" ");
+  v8FlagsSet = [...flags];
 }
 
 /** The name of the cache entry of a bundle with content hash `contentHash`, under the current settings. */
-export function codeCacheEntryName(contentHash: string, env: NodeJS.ProcessEnv = process.env): string {
+export function codeCacheEntryName(contentHash: string): string {
   const hash = createHash("sha256");
-  for (const part of [ENTRY_TAG, contentHash, process.version, process.arch, process.execArgv.join(" "), env.NODE_OPTIONS ?? "", v8FlagsSet]) hash.update(part).update("\0");
+  for (const part of [ENTRY_TAG, contentHash, process.version, process.arch, v8FlagsSet.join(" ")]) hash.update(part).update("\0");
   return `${hash.digest("hex")}.code`;
 }
 
@@ -92,8 +94,16 @@ export function loadBundle(file: string, contentHash: string): unknown {
  */
 export function saveCodeCaches(command: string): void {
   const name = COMMAND_NAME.test(command) ? command : "other";
-  for (const loaded of loadedScripts.splice(0)) {
-    if (loaded.entry === null || loaded.commands?.includes(name)) continue;
+  const pending = loadedScripts.splice(0).filter((loaded) => loaded.entry !== null && !loaded.commands?.includes(name));
+  // The data carries a hash of V8's flags, checked when it is used: the flags as they were when
+  // the bundles were compiled. Starting a worker thread resets `--semi-space-growth-factor`
+  // below 2 (V8 configures each heap), so the flags yiem set are set again first.
+  if (pending.length && v8FlagsSet.length) {
+    const { setFlagsFromString } = process.getBuiltinModule("node:v8") as typeof import("node:v8");
+    for (const flag of v8FlagsSet) setFlagsFromString(flag);
+  }
+  for (const loaded of pending) {
+    if (loaded.entry === null) continue;
     const before = loaded.commands ?? [];
     const commands = before.length < MAX_COMMANDS ? [...before, name] : [name];
     try {
