@@ -11,8 +11,9 @@
  * - `vendor/<name>.cjs`: each package yiem imports with `import()` (openai, yaml, execa, the MCP
  *   client and server SDKs: `VENDOR`) as a CommonJS bundle of its own with its dependencies,
  *   loaded on first use through the same cached loader (`__yiemVendor`); they hold no yiem state.
- *   An `import()` of any other package fails the build. Packages loaded with `requireCjs` (ajv,
- *   ajv-formats, sucrase) stay in node_modules;
+ *   An `import()` of any other package fails the build. ajv and ajv-formats (loaded with
+ *   `requireCjs`) are a vendor bundle too, taken synchronously (`__yiemVendorSync`); sucrase (a
+ *   cold tool cache only) stays in node_modules;
  * - `start.cjs`: the loader (src/code-cache.ts) and the modules it needs (`SHARED`: the cache
  *   folder, the signed cache files, atomic writes, the package root, `importModule`), required by
  *   bin/yiem.js with Node's own loader. yiem.cjs requires those modules from it instead of
@@ -48,6 +49,8 @@ export const ENTRY_POINTS = { cli: "src/cli/bin-entry.ts", index: "src/index.ts"
 /** The vendor bundles: name → the packages in it (an `import("pkg")` gets `default[pkg]`, its namespace). */
 export const VENDOR = {
   openai: ["openai"],
+  // Loaded with `requireCjs` (synchronously; see REQUIRED_VENDOR): `default[pkg]` is the package's module.exports.
+  ajv: ["ajv", "ajv-formats"],
   yaml: ["yaml"],
   execa: ["execa"],
   "mcp-client": ["@modelcontextprotocol/client"],
@@ -63,6 +66,8 @@ const EXTERNAL = ["sucrase", "sucrase/*"];
 
 /** `requireCjs("…")` calls made static imports of the package's CommonJS build (see `yiemSources`). */
 const BUNDLED_REQUIRES = ["yargs/yargs"];
+/** Vendor bundles whose packages yiem loads with `requireCjs` (`__yiemVendorSync`, module.exports as Node's `require` gives it). */
+const REQUIRED_VENDOR = ["ajv"];
 const REQUIRE_CJS_CALL = /\brequireCjs\(\s*"([^"]+)"\s*\)/g;
 const requireFromRoot = createRequire(`${root}package.json`);
 
@@ -118,6 +123,7 @@ const yiemSources = {
         if (!vendorOf[specifier]) return whole;
         return `__yiemVendor(${JSON.stringify(vendorOf[specifier])}, ${JSON.stringify(specifier)})`;
       }).replace(REQUIRE_CJS_CALL, (whole, specifier) => {
+        if (REQUIRED_VENDOR.includes(vendorOf[specifier])) return `__yiemVendorSync(${JSON.stringify(vendorOf[specifier])}, ${JSON.stringify(specifier)})`;
         if (!BUNDLED_REQUIRES.includes(specifier)) return whole;
         const name = `__yiemRequired${imports.length}`;
         imports.push(`import ${name} from ${JSON.stringify(`yiem-require:${specifier}`)};`);
@@ -162,6 +168,7 @@ const vendor = await build({
   banner: { js: `${META_URL} var __yiemBuiltin = (id) => new Promise((ok) => { const m = require(id); ok({ ...m, default: m }); });` },
   plugins: [virtual("yiem-vendor", (name) => {
     const pkgs = VENDOR[name];
+    if (REQUIRED_VENDOR.includes(name)) return `module.exports = { default: { ${pkgs.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(", ")} } };`;
     return `${pkgs.map((p, i) => `import * as m${i} from ${JSON.stringify(p)};`).join("")}export default { ${pkgs.map((p, i) => `${JSON.stringify(p)}: m${i}`).join(", ")} };`;
   }), builtinImports],
 });
@@ -175,6 +182,7 @@ const main = await build({
       META_URL,
       "var __yiemRequire = require;",
       "var __yiemVendor = (name, pkg) => new Promise((ok) => ok(require(\"./start.cjs\").loadVendor(name).default[pkg]));",
+      "var __yiemVendorSync = (name, pkg) => require(\"./start.cjs\").loadVendor(name).default[pkg];",
     ].join(" "),
   },
   plugins: [

@@ -66,6 +66,7 @@ export function loadBundle(file: string, contentHash: string): unknown {
   if (existing) return existing.exports;
   if (process.sourceMapsEnabled) return requireHere(file);
   const source = readFileSync(file, "utf8");
+  setNotedV8Flags();
   const folder = cacheFolder("code");
   const entry = folder === null ? null : join(folder, codeCacheEntryName(contentHash));
   const cached = entry === null ? undefined : readEntry(entry);
@@ -95,13 +96,7 @@ export function loadBundle(file: string, contentHash: string): unknown {
 export function saveCodeCaches(command: string): void {
   const name = COMMAND_NAME.test(command) ? command : "other";
   const pending = loadedScripts.splice(0).filter((loaded) => loaded.entry !== null && !loaded.commands?.includes(name));
-  // The data carries a hash of V8's flags, checked when it is used: the flags as they were when
-  // the bundles were compiled. Starting a worker thread resets `--semi-space-growth-factor`
-  // below 2 (V8 configures each heap), so the flags yiem set are set again first.
-  if (pending.length && v8FlagsSet.length) {
-    const { setFlagsFromString } = process.getBuiltinModule("node:v8") as typeof import("node:v8");
-    for (const flag of v8FlagsSet) setFlagsFromString(flag);
-  }
+  if (pending.length) setNotedV8Flags();
   for (const loaded of pending) {
     if (loaded.entry === null) continue;
     const before = loaded.commands ?? [];
@@ -113,6 +108,19 @@ export function saveCodeCaches(command: string): void {
       // no cache written: the next start compiles again
     }
   }
+}
+
+/**
+ * Sets the V8 flags yiem set (`noteV8Flags`) again. Cached data carries a hash of V8's flags,
+ * checked when it is used, so every bundle is compiled, and its cache made, under those flags.
+ * Starting a worker thread (a run's watch thread) resets `--semi-space-growth-factor` below 2
+ * (V8 configures each new heap), so a bundle loaded after it, or a cache made at the end of the
+ * run, would otherwise carry another hash, and the next run would reject it.
+ */
+function setNotedV8Flags(): void {
+  if (!v8FlagsSet.length) return;
+  const { setFlagsFromString } = process.getBuiltinModule("node:v8") as typeof import("node:v8");
+  for (const flag of v8FlagsSet) setFlagsFromString(flag);
 }
 
 function entryMac(entry: string, commands: string[], data: Uint8Array): string | null {

@@ -159,6 +159,8 @@ describe("the bundle's code cache", () => {
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/According to the getTime tool/);
     expect(bundle(second)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+    // ajv is loaded after the thread started (its bundle compiled under the flags yiem set, too).
+    expect(second.compiled).toContainEqual({ file: "vendor/ajv.cjs", cached: true, rejected: false });
   });
 
   it("--debug loads the bundle with require (source maps), without the cache", () => {
