@@ -10,14 +10,18 @@
  * - the README's offline replay run (`yiem run --model replay:configs/demo.replay.jsonl …` in the
  *   repository root: two turns, the getTime and listTools tools).
  * A row over its budget gets a note naming where the command's time goes, from CPU profiles
- * (lib/profile.mjs).
+ * (lib/profile.mjs). One row for scale, without a budget: `yiem tools list` with the V8 code cache
+ * of the bundle removed before every run (the first start after an install or a build:
+ * src/code-cache.ts compiles, then writes the cache), its spec and module caches warm.
  */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { alternate, median, runOnce } from "./lib/measure.mjs";
 import { startChatServer } from "./lib/chat-server.mjs";
 import { writeSpec } from "./lib/fixtures.mjs";
 import { formatProfile, profileCommand } from "./lib/profile.mjs";
 import { NODE, REPO, yiem, yiemEnv } from "./lib/yiem.mjs";
-import { ratioRow } from "./lib/table.mjs";
+import { limitRow, ms, ratioRow } from "./lib/table.mjs";
 
 /** The budgets of issue 26, as ratios to `node -e 0`. */
 export const STARTUP_BUDGETS = { version: 1.1, toolsList: 2, config: 2, oneTurn: 3.5, replay: 5 };
@@ -52,8 +56,25 @@ export async function benchStartup(ctx) {
       if (!row.pass) row.note = formatProfile(await profileCommand(argv, options));
       rows.push(row);
     }
+    rows.push(await coldCodeCacheRow(ctx, bare));
   } finally {
     await server.close();
   }
   return rows;
+}
+
+/** `tools list` in the repository with a cold code cache (see the header): a row for scale. */
+async function coldCodeCacheRow(ctx, bare) {
+  const cacheDir = `${ctx.cacheDir}-cold-code`;
+  const options = { cwd: REPO, env: yiemEnv(cacheDir) };
+  const sample = async () => {
+    rmSync(join(cacheDir, "code"), { recursive: true, force: true });
+    const r = await runOnce(yiem("tools", "list"), options);
+    if (!/\bgetTime\b/.test(r.stdout)) throw new Error(`tools list printed:\n${r.stdout}${r.stderr.slice(-2000)}`);
+    return r.ms;
+  };
+  const times = await alternate(bare, sample, { runs: ctx.runs, warmup: 2 });
+  const baseline = median(times.baseline);
+  const measured = median(times.measured);
+  return limitRow("yiem tools list, code cache cold (first start after a build) vs node -e 0", ms(baseline), ms(measured), `${(measured / baseline).toFixed(2)}×`, "—", null);
 }

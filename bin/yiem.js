@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// The yiem command. The code lives in dist/bundle/ (built by `npm ci` / `npm run build`).
+// The yiem command. The code lives in dist/bundle/ (built by `npm ci` / `npm run build`): one
+// CommonJS bundle, loaded by dist/bundle/start.cjs with a V8 code cache that is written after the
+// command ran (src/code-cache.ts).
 // This file is CommonJS (bin/package.json): `--version` is answered here without loading Node's
 // ES module loader or any of dist/, since it is what scripts call most often.
 // It is the only file that ends the process or sets process-wide things: `main` returns the exit
@@ -16,11 +18,17 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   const exit = process.exit.bind(process);
   // Stack traces name src/ (the bundle's source maps) with --debug only: reading maps costs start-up.
   if (args.includes("--debug")) process.setSourceMapsEnabled(true);
-  if (args[0] === "run") tuneV8ForRun();
-  import("../dist/bundle/cli.js")
+  const v8Flags = args[0] === "run" ? tuneV8ForRun() : [];
+  const start = require("../dist/bundle/start.cjs");
+  start.noteV8Flags(v8Flags);
+  new Promise((loaded) => loaded(start.loadYiem()))
     .then(({ main, processIo }) => main(args, processIo()))
     .then(
-      (code) => exit(code),
+      (code) => {
+        // The first word names the command whose compiled functions the cache gains.
+        start.saveCodeCaches(args.find((arg) => !arg.startsWith("-")) ?? "");
+        exit(code);
+      },
       (error) => {
         process.stderr.write(`yiem: internal error: ${error?.stack ?? error}\n`);
         exit(1);
@@ -38,12 +46,14 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
  * - The young generation keeps its initial size instead of doubling up to 2 × 16 MB under the
  *   allocation of start-up and streaming (~−12 MB RSS).
  * Other commands are left alone: they make no HTTP request, and transpiling many tools on a cold
- * cache is slower with a small young generation.
+ * cache is slower with a small young generation. Returns the flags (V8 rejects a code cache made
+ * under other flags, so they are part of its entry's name).
  */
 function tuneV8ForRun() {
   const { setFlagsFromString } = require("node:v8");
-  setFlagsFromString("--liftoff-only");
-  setFlagsFromString("--semi-space-growth-factor=1");
+  const flags = ["--liftoff-only", "--semi-space-growth-factor=1"];
+  for (const flag of flags) setFlagsFromString(flag);
+  return flags;
 }
 
 /**

@@ -1,30 +1,39 @@
 #!/usr/bin/env node
 /**
  * `npm run build`, step 2 (after tsc): the bundled runtime in dist/bundle/ (docs/performance.md,
- * "The bundle"). Rules:
- * - three entry points, named by module, so files may move inside src/ freely: `cli` (the CLI,
- *   src/cli/bin-entry.ts: main and the real process io, what bin/yiem.js runs), `index` (the library, src/index.ts) and `tool-kit`
- *   (src/tools/define.ts, what a tool file needs of `yiem` to be defined; src/tools/modules/interop.ts
- *   serves it before the rest of the library). With code splitting every module's code is in
- *   exactly one output file, so the CLI, the library and tool files share one instance of each
- *   module (the registry, the tool kit, the error classes);
- * - dist/index.js (the package's `exports` entry) is rewritten to re-export the bundle's library
- *   entry, so `import … from "yiem"` anywhere (a tool file, a program using the library) gets
- *   those same instances; its types stay tsc's dist/index.d.ts;
- * - split points: every `import()` of a package (openai, ajv, yaml, execa, the MCP SDK: each its
- *   own chunk, loaded on first use), and of yiem's own modules those matching `LAZY_MODULES` (the MCP
- *   client, the tool module loader, the tool generator). Every other `import()` of a module of yiem's own becomes a
- *   static import (`lazyImports`): without that, esbuild would make a chunk for each
- *   combination of entry points that reach a module, ~90 files, and a start-up would read most;
- * - dependencies are bundled into those chunks (one file instead of ~200 for ajv or yaml). Of the
- *   ones yiem loads with `requireCjs` (src/require-cjs.ts), yargs (`BUNDLED_REQUIRES`: every
- *   command parses with it) is bundled too, its CommonJS build as Node's `require` resolves it;
- *   the others (sucrase, on a cold tool cache only) stay in node_modules;
- * - source maps (`*.map`, linked) point at src/; Node reads them only when source maps are
- *   enabled (bin/yiem.js does that for `--debug`), so they cost nothing otherwise.
+ * "The bundle" and "The code cache"). Rules:
+ * - `yiem.cjs`: all of yiem's own code in ONE CommonJS bundle (entry: the CLI's `main` and
+ *   `processIo`, src/cli/bin-entry.ts, plus the library, src/index.ts, as `library` and the tool
+ *   kit, src/tools/define.ts, as `toolKit`), so there is one instance of every yiem module in a
+ *   process. bin/yiem.js loads it through `start.cjs` as a vm.Script with a V8 code cache
+ *   (src/code-cache.ts). yiem's own `import()`s stay lazy inside it (esbuild evaluates such a
+ *   module on first use); yargs is bundled (its CommonJS build, as Node's `require` resolves it);
+ * - `vendor/<name>.cjs`: each package yiem imports with `import()` (openai, yaml, execa, the MCP
+ *   client and server SDKs: `VENDOR`) as a CommonJS bundle of its own with its dependencies,
+ *   loaded on first use through the same cached loader (`__yiemVendor`); they hold no yiem state.
+ *   An `import()` of any other package fails the build. ajv and ajv-formats (loaded with
+ *   `requireCjs`) are a vendor bundle too, taken synchronously (`__yiemVendorSync`); sucrase (a
+ *   cold tool cache only) stays in node_modules;
+ * - `start.cjs`: the loader (src/code-cache.ts) and the modules it needs (`SHARED`: the cache
+ *   folder, the signed cache files, atomic writes, the package root, `importModule`), required by
+ *   bin/yiem.js with Node's own loader. yiem.cjs requires those modules from it instead of
+ *   bundling them again (one instance). It knows every bundle's content hash (part of the cache
+ *   entry's name);
+ * - no output may call `import()` (a script deserialized from a code cache has no dynamic-import
+ *   callback in Node 20, src/dynamic-import.ts): checked here;
+ * - `index.cjs` and `tool-kit.cjs` are the library and the tool kit of that one instance
+ *   (src/tools/modules/interop.ts hands them to tool files as `yiem`), and dist/index.js (the
+ *   package's `exports` entry) is rewritten to re-export the library's names from `index.cjs`, so
+ *   `import … from "yiem"` anywhere gets the same instances; its types stay tsc's dist/index.d.ts;
+ * - source maps (`*.map`, linked) point at src/; bin/yiem.js enables them for `--debug` only, and
+ *   then loads the bundles with plain `require` so Node maps stack traces;
+ * - whitespace and syntax are minified (names are kept: error classes, `function.name`): the
+ *   source is read, hashed by V8 and parsed where the cache lacks a function (~25% less source,
+ *   measured in docs/performance.md).
  */
+import { createHash } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { build } from "esbuild";
@@ -32,59 +41,89 @@ import { build } from "esbuild";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outdir = `${root}dist/bundle`;
 const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8"));
+const target = `node${pkg.engines.node.replace(/^>=/, "")}`;
 
-/** The entry points (output name → source module). interop.ts knows `index` and `tool-kit`. */
+/** The CLI entry (src/cli/bin-entry.ts) and the library of the one bundle. interop.ts knows `index.cjs` and `tool-kit.cjs`. */
 export const ENTRY_POINTS = { cli: "src/cli/bin-entry.ts", index: "src/index.ts", "tool-kit": "src/tools/define.ts" };
+
+/** The vendor bundles: name → the packages in it (an `import("pkg")` gets `default[pkg]`, its namespace). */
+export const VENDOR = {
+  openai: ["openai"],
+  // Loaded with `requireCjs` (synchronously; see REQUIRED_VENDOR): `default[pkg]` is the package's module.exports.
+  ajv: ["ajv", "ajv-formats"],
+  yaml: ["yaml"],
+  execa: ["execa"],
+  "mcp-client": ["@modelcontextprotocol/client"],
+  "mcp-server": ["@modelcontextprotocol/server", "@modelcontextprotocol/server/stdio"],
+};
+const vendorOf = Object.fromEntries(Object.entries(VENDOR).flatMap(([name, pkgs]) => pkgs.map((p) => [p, name])));
+
+/** yiem modules that live in start.cjs only (the loader and what it imports); yiem.cjs requires them from there. */
+export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts"];
 
 /** Packages loaded with `requireCjs` at run time that stay in node_modules (named so esbuild never inlines them). */
 const EXTERNAL = ["sucrase", "sucrase/*"];
 
-/** `requireCjs("…")` calls made static imports of the package's CommonJS build (see `lazyImports`). */
+/** `requireCjs("…")` calls made static imports of the package's CommonJS build (see `yiemSources`). */
 const BUNDLED_REQUIRES = ["yargs/yargs"];
+/** Vendor bundles whose packages yiem loads with `requireCjs` (`__yiemVendorSync`, module.exports as Node's `require` gives it). */
+const REQUIRED_VENDOR = ["ajv"];
 const REQUIRE_CJS_CALL = /\brequireCjs\(\s*"([^"]+)"\s*\)/g;
 const requireFromRoot = createRequire(`${root}package.json`);
 
-/**
- * yiem's own modules (path below src/) that stay behind `import()`: the MCP client, the tool
- * module loader and the tool generator (`tools new`, writeTool). The command modules are part of
- * the start-up graph: small next to what a start-up reads anyway, and one file instead of ~10.
- */
-// mcp/required-error.ts is the exception: the error class the CLI tells apart without the client.
-const LAZY_MODULES = [/^mcp\/(?!required-error\.)/, /^tools\/modules\//, /^tools\/(generator|command-scaffold)\./];
+/** `import("…")` of a package, outside type positions (`typeof import(…)`, `import("x").Name`). */
+const PACKAGE_IMPORT = /(?<!typeof\s*)\bimport\(\s*"([^".][^"]*)"\s*\)(?!\s*\.\s*(?!then\b|catch\b|finally\b)[A-Za-z_$])/g;
 
-/** `import("…")` with a literal specifier, outside type positions (`typeof import(…)`). */
-// Not a type (`typeof import("x")`, `import("x").Name`: esbuild drops those); `.then`/`.catch`/`.finally` are runtime.
-const DYNAMIC_IMPORT = /(?<!typeof\s*)\bimport\(\s*"([^"]+)"\s*\)(?!\s*\.\s*(?!then\b|catch\b|finally\b)[A-Za-z_$])/g;
+/** Every CommonJS output: `import.meta.url` is the file's own URL (as for the ES modules of src/). */
+const COMMON = {
+  absWorkingDir: root,
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target,
+  external: EXTERNAL,
+  sourcemap: "linked",
+  // Paths in the maps relative to the map file (../../src/…); the sources themselves are not copied in.
+  sourcesContent: false,
+  legalComments: "none",
+  logLevel: "warning",
+  metafile: true,
+  outExtension: { ".js": ".cjs" },
+  minifyWhitespace: true,
+  minifySyntax: true,
+  define: { "import.meta.url": "__yiemMetaUrl" },
+};
+const META_URL = 'var __yiemMetaUrl = require("node:url").pathToFileURL(__filename).href;';
+
+/** A module made of `contents` (resolved from the repository root). */
+const virtual = (name, contents) => ({
+  name,
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^${name}:`) }, ({ path }) => ({ path, namespace: name }));
+    b.onLoad({ filter: /.*/, namespace: name }, ({ path }) => ({ contents: contents(path.slice(name.length + 1)), resolveDir: root, loader: "ts" }));
+  },
+});
 
 /**
- * An esbuild plugin for yiem's sources (src/**.ts):
- * - `import("./x.js")` of a module not matching LAZY_MODULES becomes `Promise.resolve(ns)` of a
- *   static `import * as ns from "./x.js"` (same namespace, same promise shape; the module is
- *   evaluated with its importer instead of on first use);
- * - `import("pkg")` of a package goes through a one-line module `yiem-lazy:pkg`
- *   (`import * as ns from "pkg"; export default ns`): a chunk of its own either way, but esbuild
- *   gives a bare `import()` of a CommonJS package (ajv, yaml) only a `default` export, where
- *   Node gives the named exports too;
- * - `import("node:…")` is left alone;
+ * yiem's sources (src/**.ts) for yiem.cjs:
+ * - `import("pkg")` of a VENDOR package becomes `__yiemVendor("<bundle>", "pkg")` (a promise of
+ *   the package's namespace, loaded through start.cjs);
  * - `requireCjs("pkg")` of a package in BUNDLED_REQUIRES becomes a static import of the file
  *   Node's `require` would load (module.exports as the default export), so it is bundled; yargs'
- *   `__dirname` (where it reads its locale files) becomes its folder in node_modules.
+ *   `__dirname` (where it reads its locale files) becomes its folder in node_modules;
+ * - the SHARED modules resolve to start.cjs (external).
  */
-const lazyImports = {
-  name: "yiem-lazy-imports",
+const yiemSources = {
+  name: "yiem-sources",
   setup(b) {
     b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, ({ path }) => {
-      const source = readFileSync(path, "utf8");
       const imports = [];
-      const contents = source.replace(DYNAMIC_IMPORT, (whole, specifier) => {
-        if (specifier.startsWith("node:")) return whole;
-        if (!specifier.startsWith(".")) return `import(${JSON.stringify(`yiem-lazy:${specifier}`)}).then((m) => m.default)`;
-        const target = relative(`${root}src`, resolve(dirname(path), specifier)).replaceAll("\\", "/");
-        if (LAZY_MODULES.some((pattern) => pattern.test(target))) return whole;
-        const name = `__yiemEager${imports.length}`;
-        imports.push(`import * as ${name} from ${JSON.stringify(specifier)};`);
-        return `Promise.resolve(${name})`;
+      const contents = readFileSync(path, "utf8").replace(PACKAGE_IMPORT, (whole, specifier) => {
+        // Other packages are left alone (a mention in a comment); a real call then fails the no-`import()` check.
+        if (!vendorOf[specifier]) return whole;
+        return `__yiemVendor(${JSON.stringify(vendorOf[specifier])}, ${JSON.stringify(specifier)})`;
       }).replace(REQUIRE_CJS_CALL, (whole, specifier) => {
+        if (REQUIRED_VENDOR.includes(vendorOf[specifier])) return `__yiemVendorSync(${JSON.stringify(vendorOf[specifier])}, ${JSON.stringify(specifier)})`;
         if (!BUNDLED_REQUIRES.includes(specifier)) return whole;
         const name = `__yiemRequired${imports.length}`;
         imports.push(`import ${name} from ${JSON.stringify(`yiem-require:${specifier}`)};`);
@@ -92,71 +131,136 @@ const lazyImports = {
       });
       return { contents: imports.length ? `${imports.join("")}${contents}` : contents, loader: "ts" };
     });
+    b.onResolve({ filter: /^\./ }, ({ path, resolveDir, importer }) => {
+      if (!importer.includes(`${root}src`)) return undefined;
+      const file = relative(root, resolve(resolveDir, path)).replaceAll("\\", "/").replace(/\.js$/, ".ts");
+      return SHARED.includes(file) ? { path: "./start.cjs", external: true } : undefined;
+    });
     b.onResolve({ filter: /^yiem-require:/ }, ({ path }) => ({ path: requireFromRoot.resolve(path.slice("yiem-require:".length)) }));
     b.onLoad({ filter: /[\\/]node_modules[\\/]yargs[\\/]build[\\/]index\.cjs$/ }, ({ path }) => ({
-      // At run time, from the installed package (`__yiemRequire`: the banner's require of each output file).
+      // At run time, from the installed package (`__yiemRequire`: the bundle's own require).
       contents: `var __yargsBuildDir = require("node:path").join(require("node:path").dirname(__yiemRequire.resolve("yargs/package.json")), "build");\n${readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir")}`,
-      loader: "js",
-    }));
-    b.onResolve({ filter: /^yiem-lazy:/ }, ({ path }) => ({ path: path.slice("yiem-lazy:".length), namespace: "yiem-lazy" }));
-    b.onLoad({ filter: /.*/, namespace: "yiem-lazy" }, ({ path }) => ({
-      contents: `import * as ns from ${JSON.stringify(path)}; export default ns;`,
-      resolveDir: root,
       loader: "js",
     }));
   },
 };
 
 rmSync(outdir, { recursive: true, force: true });
-const result = await build({
-  absWorkingDir: root,
-  entryPoints: ENTRY_POINTS,
-  outdir,
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: `node${pkg.engines.node.replace(/^>=/, "")}`,
-  external: EXTERNAL,
-  sourcemap: "linked",
-  // Paths in the maps relative to the map file (../../src/…); the sources themselves are not copied in.
-  sourcesContent: false,
-  chunkNames: "chunks/[name]-[hash]",
-  // Bundled CommonJS packages (ajv, …) may call `require` for Node built-ins.
-  banner: { js: 'import { createRequire as __yiemCreateRequire } from "node:module"; const __yiemRequire = __yiemCreateRequire(import.meta.url); const require = __yiemRequire;' },
-  legalComments: "none",
-  logLevel: "warning",
-  metafile: true,
-  plugins: [lazyImports],
+
+/** A package's `import("node:…")` becomes `__yiemBuiltin("node:…")`: the same namespace, through `require` (no `import()`, rules above). */
+// Double quotes only: a package's messages quote `import('node:…')` in single quotes inside strings.
+const BUILTIN_IMPORT = /\bimport\(\s*"(node:[a-z_/]+)"\s*\)/g;
+const builtinImports = {
+  name: "yiem-builtin-imports",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, ({ path }) => {
+      const source = readFileSync(path, "utf8");
+      if (!source.includes("import(")) return undefined;
+      return { contents: source.replace(BUILTIN_IMPORT, (_whole, id) => `__yiemBuiltin(${JSON.stringify(id)})`), loader: "js" };
+    });
+  },
+};
+
+const vendor = await build({
+  ...COMMON,
+  entryPoints: Object.fromEntries(Object.keys(VENDOR).map((name) => [name, `yiem-vendor:${name}`])),
+  outdir: `${outdir}/vendor`,
+  banner: { js: `${META_URL} var __yiemBuiltin = (id) => new Promise((ok) => { const m = require(id); ok({ ...m, default: m }); });` },
+  plugins: [virtual("yiem-vendor", (name) => {
+    const pkgs = VENDOR[name];
+    if (REQUIRED_VENDOR.includes(name)) return `module.exports = { default: { ${pkgs.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(", ")} } };`;
+    return `${pkgs.map((p, i) => `import * as m${i} from ${JSON.stringify(p)};`).join("")}export default { ${pkgs.map((p, i) => `${JSON.stringify(p)}: m${i}`).join(", ")} };`;
+  }), builtinImports],
 });
 
-// The library entry of the package re-exports the bundle's, so there is one copy of each module.
+const main = await build({
+  ...COMMON,
+  entryPoints: { yiem: "yiem-entry:" },
+  outdir,
+  banner: {
+    js: [
+      META_URL,
+      "var __yiemRequire = require;",
+      "var __yiemVendor = (name, pkg) => new Promise((ok) => ok(require(\"./start.cjs\").loadVendor(name).default[pkg]));",
+      "var __yiemVendorSync = (name, pkg) => require(\"./start.cjs\").loadVendor(name).default[pkg];",
+    ].join(" "),
+  },
+  plugins: [
+    virtual("yiem-entry", () => `export { main, processIo } from "./${ENTRY_POINTS.cli}"; export * as library from "./${ENTRY_POINTS.index}"; export * as toolKit from "./${ENTRY_POINTS["tool-kit"]}";`),
+    yiemSources,
+  ],
+});
+
+/** Content hashes of the bundles start.cjs loads (relative to dist/bundle/), part of each code cache entry's name. */
+const hashes = {};
+for (const file of [...Object.keys(main.metafile.outputs), ...Object.keys(vendor.metafile.outputs)]) {
+  if (file.endsWith(".map")) continue;
+  hashes[relative(outdir, `${root}${file}`)] = createHash("sha256").update(readFileSync(`${root}${file}`)).digest("hex");
+}
+
+const start = await build({
+  ...COMMON,
+  entryPoints: { start: "yiem-start:" },
+  outdir,
+  banner: { js: META_URL },
+  plugins: [virtual("yiem-start", () => [
+    ...SHARED.map((file) => `export * from "./${file}";`),
+    'import { join } from "node:path";',
+    `import { loadBundle } from "./src/code-cache.ts";`,
+    `const HASHES = ${JSON.stringify(hashes)};`,
+    "/** The one instance of yiem (dist/bundle/yiem.cjs). */",
+    'export function loadYiem() { return loadBundle(join(__dirname, "yiem.cjs"), HASHES["yiem.cjs"]); }',
+    "/** The vendor bundle `name` (dist/bundle/vendor/<name>.cjs). */",
+    'export function loadVendor(name) { return loadBundle(join(__dirname, "vendor", `${name}.cjs`), HASHES[`vendor/${name}.cjs`]); }',
+  ].join("\n"))],
+});
+
+// No output loaded as a vm.Script calls import() (see the rules above); start.cjs is compiled by Node's loader.
+for (const result of [main, vendor]) {
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    const dynamic = output.imports.filter((i) => i.kind === "dynamic-import");
+    if (dynamic.length) throw new Error(`${file} calls import(): ${dynamic.map((i) => i.path).join(", ")}`);
+  }
+}
+
+writeFileSync(`${outdir}/index.cjs`, '"use strict";\n// The library of the one yiem instance (scripts/bundle.mjs).\nmodule.exports = require("./start.cjs").loadYiem().library;\n');
+writeFileSync(`${outdir}/tool-kit.cjs`, '"use strict";\n// The tool kit of the one yiem instance (scripts/bundle.mjs).\nmodule.exports = require("./start.cjs").loadYiem().toolKit;\n');
+
+// The library entry of the package re-exports the names of src/index.ts from that instance.
+const names = await build({ absWorkingDir: root, entryPoints: [ENTRY_POINTS.index], bundle: true, format: "esm", platform: "node", target, write: false, metafile: true, packages: "external", logLevel: "error" });
+const exported = Object.values(names.metafile.outputs)[0].exports.sort();
 writeFileSync(`${root}dist/index.js`, [
-  "// The yiem library: the bundle's library entry (scripts/bundle.mjs), so tool files and the CLI",
-  "// share one instance of every module. Types: index.d.ts.",
-  'export * from "./bundle/index.js";',
+  "// The yiem library: the library of the bundle's one instance (scripts/bundle.mjs), so tool files",
+  "// and the CLI share every module. Types: index.d.ts.",
+  'import { createRequire } from "node:module";',
+  'const library = createRequire(import.meta.url)("./bundle/index.cjs");',
+  `export const { ${exported.join(", ")} } = library;`,
   "",
 ].join("\n"));
 rmSync(`${root}dist/index.js.map`, { force: true });
 
 /**
  * dist/bundle/manifest.json: for each output file (relative to dist/bundle/), the packages and the
- * yiem sources bundled into it, and the files it imports statically (loaded with it; every other
- * file is loaded by an `import()` on first use). test/startup.test.ts reads it to name the chunks
- * a command loaded.
+ * yiem sources bundled into it, and the bundle files loading it loads (`staticImports`: yiem.cjs
+ * requires start.cjs; the library wrappers load start.cjs and yiem.cjs; a vendor bundle is
+ * loaded by an `import()` of its package on first use). test/e2e/startup.test.ts reads it to
+ * name the packages a command loaded.
  */
 const files = {};
-for (const [file, output] of Object.entries(result.metafile.outputs)) {
-  if (file.endsWith(".map")) continue;
-  const inputs = Object.keys(output.inputs);
-  const packages = [...new Set(inputs.map((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]).filter(Boolean))].sort();
-  const sources = inputs.filter((i) => i.startsWith("src/")).sort();
-  const name = (path) => relative(outdir, `${root}${path}`).replaceAll("\\", "/");
-  const staticImports = output.imports.filter((i) => i.kind === "import-statement" && !i.external).map((i) => name(i.path)).sort();
-  files[name(file)] = { packages, sources, staticImports };
+const name = (path) => relative(outdir, `${root}${path}`).replaceAll("\\", "/");
+for (const result of [main, vendor, start]) {
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    if (file.endsWith(".map")) continue;
+    const inputs = Object.keys(output.inputs);
+    const packages = [...new Set(inputs.map((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]).filter(Boolean))].sort();
+    const sources = inputs.filter((i) => i.startsWith("src/")).sort();
+    const staticImports = output.imports.filter((i) => i.external && i.path.startsWith("./")).map((i) => relative(outdir, resolve(root, file, "..", i.path)).replaceAll("\\", "/"));
+    files[name(file)] = { packages, sources, staticImports: [...new Set(staticImports)].sort(), bytes: output.bytes };
+  }
 }
-writeFileSync(`${outdir}/manifest.json`, `${JSON.stringify({ entryPoints: ENTRY_POINTS, files }, null, 2)}\n`);
+for (const wrapper of ["index.cjs", "tool-kit.cjs"]) files[wrapper] = { packages: [], sources: [], staticImports: ["start.cjs", "yiem.cjs"], bytes: readFileSync(`${outdir}/${wrapper}`).length };
+writeFileSync(`${outdir}/manifest.json`, `${JSON.stringify({ entryPoints: ENTRY_POINTS, vendor: VENDOR, shared: SHARED, files }, null, 2)}\n`);
 
 if (process.argv.includes("--report")) {
-  for (const [file, { bytes }] of Object.entries(result.metafile.outputs)) if (!file.endsWith(".map")) process.stdout.write(`${(bytes / 1024).toFixed(0).padStart(6)} KB  ${file}\n`);
+  for (const [file, { bytes }] of Object.entries(files)) process.stdout.write(`${(bytes / 1024).toFixed(0).padStart(6)} KB  ${file}\n`);
 }

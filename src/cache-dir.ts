@@ -167,7 +167,7 @@ export function cacheBaseFor(inputs: { chosen: string; explicit: boolean; user: 
 
 const trustedSubfolders = new Map<string, string | null>();
 
-/** The trusted cache folder `name` (`specs`, `modules`, `schemas`), created when missing; null: cache nothing. */
+/** The trusted cache folder `name` (`specs`, `modules`, `schemas`, `code`), created when missing; null: cache nothing. */
 export function cacheFolder(name: string, scope: CacheScope = processCacheScope()): string | null {
   const base = cacheBase(scope);
   if (base === null || cacheKey(scope) === null) return null;
@@ -278,7 +278,7 @@ function readKey(file: string): Buffer | null {
 }
 
 /** Hex HMAC-SHA256 of `parts` (each ended by NUL) under the per-user key of `scope`; null when there is none. */
-export function cacheMac(scope: CacheScope, ...parts: string[]): string | null {
+export function cacheMac(scope: CacheScope, ...parts: (string | Uint8Array)[]): string | null {
   const key = cacheKey(scope);
   if (!key) return null;
   const hmac = createHmac("sha256", key);
@@ -304,7 +304,7 @@ export function readCacheFile(file: string): { bytes: Buffer; stats: Stats } | u
  * `<file>.<pid>.<random>.tmp`, the name `pruneCacheFolder` knows as a leftover; not flushed (a
  * torn entry fails its HMAC check and is rebuilt). Throws.
  */
-export function writeCacheFile(file: string, text: string): void {
+export function writeCacheFile(file: string, text: string | Buffer): void {
   writeFileAtomicSync(file, text, { mode: 0o600, flush: false, temp: `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` });
 }
 
@@ -323,9 +323,9 @@ export function noteUsed(file: string, stats: Stats, now = Date.now()): void {
   }
 }
 
-/** Names yiem gives cache entries (64 hex digits, then `.pack`, `.json` or `.ok`) and their temp files. */
-const ENTRY_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok)$/;
-const TEMP_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok)\.\d+\.[0-9a-f]{12}\.tmp$/;
+/** Names yiem gives cache entries (64 hex digits, then `.pack`, `.json`, `.ok` or `.code`) and their temp files. */
+const ENTRY_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok|code)$/;
+const TEMP_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok|code)\.\d+\.[0-9a-f]{12}\.tmp$/;
 
 /**
  * Deletes the entries of the cache folder `dir` unused for UNUSED_ENTRY_MS and temp files left for

@@ -64,7 +64,7 @@ export function summarizeProfile(profile) {
     if (underMain.has(id)) return underMain.get(id);
     const frame = nodeById.get(id)?.callFrame ?? {};
     const parent = parentOf.get(id);
-    const result = (frame.functionName === "main" && /\/dist\/bundle\/cli\.js$/.test(frame.url)) || (parent !== undefined && isUnderMain(parent));
+    const result = (frame.functionName === "main" && /\/dist\/bundle\/(?:cli\.js|yiem\.cjs)$/.test(frame.url)) || (parent !== undefined && isUnderMain(parent));
     underMain.set(id, result);
     return result;
   };

@@ -12,7 +12,7 @@ export const BIN = fileURLToPath(new URL("../../bin/yiem.js", import.meta.url));
 export const NODE = process.execPath;
 
 export function assertBuilt() {
-  if (!existsSync(fileURLToPath(new URL("../../dist/bundle/cli.js", import.meta.url)))) {
+  if (!existsSync(fileURLToPath(new URL("../../dist/bundle/yiem.cjs", import.meta.url)))) {
     throw new Error("dist/ is missing: run `npm run build` first");
   }
 }

@@ -84,7 +84,7 @@ describe("the install step", { timeout: 60_000 }, () => {
     await mkdir(bin);
     const log = join(actionPath, "npm.log");
     // A stand-in npm: logs its folder and arguments; `run build` makes the bundle.
-    await writeFile(join(bin, "npm"), `#!/bin/sh\necho "$PWD $*" >> ${JSON.stringify(log)}\nif [ "$1" = run ] && [ "$2" = build ]; then mkdir -p dist/bundle && echo "// built" > dist/bundle/cli.js; fi\n`);
+    await writeFile(join(bin, "npm"), `#!/bin/sh\necho "$PWD $*" >> ${JSON.stringify(log)}\nif [ "$1" = run ] && [ "$2" = build ]; then mkdir -p dist/bundle && echo "// built" > dist/bundle/yiem.cjs; fi\n`);
     await chmod(join(bin, "npm"), 0o755);
     const files = await runnerFiles(workspace);
     const context = { inputs: actionInputs(action, {}), github: { action_path: actionPath, workspace } };

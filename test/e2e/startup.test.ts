@@ -2,9 +2,10 @@
  * Start-up rule (docs/performance.md): `yiem --version` and `yiem --help` (and a command's
  * `--help`) load only what argument parsing needs — never openai, execa, ajv, ajv-formats or sucrase (the tool transformer).
  * The real binary runs with a preload that records every module the process loads: ES modules
- * through a resolve hook (module.register), CommonJS through Module._load. The CLI runs from the
- * bundle (dist/bundle/, scripts/bundle.mjs), where those packages live in chunks of their own:
- * dist/bundle/manifest.json names the packages and sources in each file, so a loaded chunk counts
+ * through a resolve hook (module.register), CommonJS through Module._load, and the bundles
+ * src/code-cache.ts compiles itself through vm.Script. The CLI runs from the bundle (dist/bundle/,
+ * scripts/bundle.mjs): yiem's code in yiem.cjs, those packages in vendor bundles of their own:
+ * dist/bundle/manifest.json names the packages and sources in each file, so a loaded bundle counts
  * as loading every package bundled into it. No timings here: those are benchmarks (`npm run bench`).
  */
 import { spawnSync } from "node:child_process";
@@ -29,8 +30,16 @@ export async function resolve(specifier, context, next) {
 
 const PRELOAD = `import { appendFileSync } from "node:fs";
 import Module, { register } from "node:module";
+import vm from "node:vm";
 const out = process.env.TRACE_MODULES_FILE;
 register(new URL("./hooks.mjs", import.meta.url), { data: { out } });
+const Script = vm.Script;
+vm.Script = class extends Script {
+  constructor(code, options) {
+    super(code, options);
+    appendFileSync(out, "vm  " + options?.filename + "\\n");
+  }
+};
 const load = Module._load;
 Module._load = function (request, parent, isMain) {
   let resolved = request;
@@ -56,11 +65,6 @@ function bundleFiles(modules: string[]): string[] {
     files.add(file);
   }
   return [...files];
-}
-
-/** yiem's MCP client code: src/mcp/ but for the error class the CLI tells apart without it (src/mcp/required-error.ts). */
-function isMcpClientSource(source: string): boolean {
-  return source.startsWith("src/mcp/") && source !== "src/mcp/required-error.ts";
 }
 
 /** `file` and every file it imports statically, transitively: what loading it loads. */
@@ -105,7 +109,7 @@ function traced(args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, modules };
 }
 
-/** The heavy packages among `modules`: by their node_modules folder, or bundled into a loaded chunk. */
+/** The heavy packages among `modules`: by their node_modules folder, or bundled into a loaded bundle file. */
 function heavyPackages(modules: string[]): string[] {
   const found = new Set<string>();
   for (const m of modules) {
@@ -116,7 +120,7 @@ function heavyPackages(modules: string[]): string[] {
   return [...found].sort();
 }
 
-/** The packages among `modules`: by their node_modules folder, or bundled into a loaded chunk. */
+/** The packages among `modules`: by their node_modules folder, or bundled into a loaded bundle file. */
 function packagesOf(modules: string[]): string[] {
   const found = new Set(modules.map((m) => /node_modules[\\/]([^\\/]+)[\\/]/.exec(m)?.[1]).filter((p): p is string => !!p));
   for (const file of bundleFiles(modules)) for (const pkg of manifest.files[file].packages) found.add(pkg);
@@ -160,16 +164,17 @@ describe("start-up loads only what argument parsing needs", () => {
     },
   );
 
-  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "list", "--help"] }])("$args loads no chunk split off for later: only cli.js and what it imports statically", ({ args }) => {
+  it.each([{ args: ["--help"] }, { args: ["run", "--help"] }, { args: ["tools", "list", "--help"] }])("$args loads no vendor bundle: only yiem.cjs and the loader it requires", ({ args }) => {
     const run = traced(args);
     expect(run.code).toBe(0);
     const loaded = bundleFiles(run.modules);
-    expect(loaded).toContain("cli.js");
-    const eager = staticClosure("cli.js");
+    expect(loaded).toContain("yiem.cjs");
+    const eager = staticClosure("yiem.cjs");
+    expect([...eager].sort()).toEqual(["start.cjs", "yiem.cjs"]);
     expect(loaded.filter((file) => !eager.has(file))).toEqual([]);
-    // The start-up graph holds none of the parts split off: the tool module loader, the MCP client, heavy packages.
-    const inStartup = [...eager].flatMap((file) => [...manifest.files[file].sources, ...manifest.files[file].packages]);
-    expect(inStartup.filter((s) => isMcpClientSource(s) || /^src\/tools\/modules\//.test(s) || HEAVY.includes(s))).toEqual([]);
+    // The start-up bundle holds none of the packages split off into vendor bundles.
+    const inStartup = [...eager].flatMap((file) => manifest.files[file].packages);
+    expect(inStartup.filter((p) => HEAVY.includes(p) || p === "yaml" || p === "openai")).toEqual([]);
   });
 
   it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["run", "--dry-run", "hello"] }])("$args without MCP servers never loads the MCP SDK", ({ args }) => {
@@ -178,18 +183,20 @@ describe("start-up loads only what argument parsing needs", () => {
     expect(run.modules.some((m) => m.includes("@modelcontextprotocol"))).toBe(false);
     expect(run.modules.some((m) => /[\\/]dist[\\/]mcp[\\/]/.test(m))).toBe(false);
     const loaded = bundleFiles(run.modules);
-    expect(loaded.length).toBeGreaterThan(1);
+    expect(loaded).toContain("yiem.cjs");
+    expect(loaded.filter((file) => file.startsWith("vendor/mcp-"))).toEqual([]);
     expect(loaded.filter((file) => manifest.files[file].packages.some((p) => p.startsWith("@modelcontextprotocol/")))).toEqual([]);
-    expect(loaded.filter((file) => manifest.files[file].sources.some(isMcpClientSource))).toEqual([]);
   });
 
-  it("the tracer sees a chunk split off for later when a command uses it (the replay run validates tool arguments with ajv)", () => {
+  it("the tracer sees a package when a command uses it (the replay run validates tool arguments with ajv; config prints YAML)", () => {
     const run = traced(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"]);
     expect(run.code, run.stderr).toBe(0);
     expect(heavyPackages(run.modules)).toContain("ajv");
     expect(heavyPackages(run.modules)).not.toContain("openai");
-    const eager = staticClosure("cli.js");
-    expect(bundleFiles(run.modules).filter((file) => !eager.has(file)).length).toBeGreaterThan(0);
+    const config = traced(["config"]);
+    expect(config.code, config.stderr).toBe(0);
+    expect(bundleFiles(config.modules)).toContain("vendor/yaml.cjs");
+    expect(packagesOf(config.modules)).toContain("yaml");
   });
 
   it("the tracer sees heavy packages when they are loaded (ESM import and CommonJS require)", () => {

@@ -9,6 +9,7 @@
  *   tools list` loads them, without MCP servers, a model or the openai client); anything that
  *   fails to load simply offers nothing. Nothing is ever written to stderr: it would garble the prompt.
  */
+import { cacheScopeOf } from "../../cache-dir.js";
 import { COMMAND_TREE, type CommandInfo, type FlagInfo, type ValueKind } from "./words.js";
 
 export interface Completion {
@@ -145,11 +146,10 @@ async function completeValue(kind: ValueKind, at: Position, cwd: string, env: No
 /** The names of the tools the resolved spec loads; none when anything fails. */
 async function toolNames(at: Position, cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   try {
-    const [{ loadSpec }, { loadRegistry }, { guardChannels }, { cacheScopeOf }] = await Promise.all([
+    const [{ loadSpec }, { loadRegistry }, { guardChannels }] = await Promise.all([
       import("../../config/load.js"),
       import("../setup.js"),
       import("../../channels/guard.js"),
-      import("../../cache-dir.js"),
     ]);
     const spec = await loadSpec({
       cwd,

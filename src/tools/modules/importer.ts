@@ -16,6 +16,7 @@ import { createRequire, isBuiltin } from "node:module";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { requireCjs } from "../../require-cjs.js";
+import { importModule } from "../../dynamic-import.js";
 import { asNamespace, asRequired, getLibrary, libraryEntry } from "./interop.js";
 import { isFileSpecifier, resolveFile } from "./resolve.js";
 
@@ -117,7 +118,7 @@ export function createImporter(path: string, evaluator: Evaluator): Importer {
       return asNamespace(nativeRequireFor(realFile())(target));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ERR_REQUIRE_ASYNC_MODULE") throw error;
-      return import(pathToFileURL(target).href);
+      return importModule(pathToFileURL(target).href);
     }
   };
 

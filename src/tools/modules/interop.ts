@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 // node:util/types, not node:util: the whole util module loads parseArgs and MIME too (start-up).
 import { isModuleNamespaceObject } from "node:util/types";
 import { requireCjs } from "../../require-cjs.js";
+import { importModule } from "../../dynamic-import.js";
 
 const esModuleViews = new WeakMap<object, Record<string, unknown>>();
 
@@ -49,19 +50,20 @@ export function asNamespace(value: unknown): Record<string, unknown> {
 
 /**
  * The library entry tool files import as `yiem`, and the tool kit module it re-exports:
- * - built with the bundle (`npm run build`): `dist/bundle/index.js` and `dist/bundle/tool-kit.js`,
- *   the very modules the CLI bundle and the package entry (`dist/index.js`, which re-exports the
- *   bundle's) use, so there is one instance of every module (scripts/bundle.mjs);
+ * - built with the bundle (`npm run build`): `dist/bundle/index.cjs` and `dist/bundle/tool-kit.cjs`,
+ *   the library and the tool kit of the one CommonJS bundle the CLI runs (`dist/bundle/yiem.cjs`,
+ *   one instance per process: src/code-cache.ts) and the package entry (`dist/index.js`)
+ *   re-exports, so there is one instance of every module (scripts/bundle.mjs);
  * - built by tsc alone: `dist/index.js` and `dist/tools/define.js`;
  * - from source (tests without a build): `src/index.ts`.
- * This module is in dist/bundle/chunks/ (bundled), or in src|dist/tools/modules/.
+ * This module is in dist/bundle/yiem.cjs (bundled), or in src|dist/tools/modules/.
  */
 export function libraryFiles(): { entry: string; toolKit: string } {
   const here = dirname(fileURLToPath(import.meta.url));
-  // dist/bundle/chunks/ or dist/bundle/ (bundled); src|dist/tools/modules/ (unbundled): root is src|dist.
+  // dist/bundle/ (bundled); src|dist/tools/modules/ (unbundled): root is src|dist.
   const root = basename(here) === "bundle" ? dirname(here) : resolve(here, "..", "..");
   const bundle = join(root, "bundle");
-  if (existsSync(join(bundle, "index.js"))) return { entry: join(bundle, "index.js"), toolKit: join(bundle, "tool-kit.js") };
+  if (existsSync(join(bundle, "index.cjs"))) return { entry: join(bundle, "index.cjs"), toolKit: join(bundle, "tool-kit.cjs") };
   const built = join(root, "index.js");
   if (existsSync(built)) return { entry: built, toolKit: join(root, "tools", "define.js") };
   return { entry: join(root, "index.ts"), toolKit: join(root, "tools", "define.ts") };
@@ -84,18 +86,18 @@ let libraryLoading: Promise<void> | undefined;
 
 /**
  * Readies the library for modules about to run; call before evaluating any. The built library
- * (`index.js`) is loaded lazily: `require("yiem")` gives a view that answers the tool kit at once
+ * (`index.cjs`, or tsc's `index.js`) is loaded lazily: `require("yiem")` gives a view that answers the tool kit at once
  * and loads the whole library synchronously (require of an ES module) on the first other export
  * asked for. The source library (`index.ts`, tests without a build) is imported here, once.
  */
 export function loadLibrary(): Promise<void> {
   if (library) return Promise.resolve();
   const { entry, toolKit } = libraryFiles();
-  if (entry.endsWith(".js")) {
+  if (/\.c?js$/.test(entry)) {
     library = lazyLibrary(entry, toolKit);
     return Promise.resolve();
   }
-  libraryLoading ??= import(pathToFileURL(entry).href).then((namespace: Record<string, unknown>) => {
+  libraryLoading ??= importModule(pathToFileURL(entry).href).then((namespace) => {
     library = { namespace, required: esModuleView(namespace) };
   }, (error: unknown) => {
     libraryLoading = undefined;

@@ -1,0 +1,150 @@
+/**
+ * Loading yiem's CommonJS bundles (dist/bundle/yiem.cjs and dist/bundle/vendor/*.cjs, built by
+ * scripts/bundle.mjs) with a V8 code cache, so a warm start deserializes compiled code instead of
+ * parsing and compiling ~1 MB of JavaScript (docs/performance.md, "The code cache"). Rules:
+ * - a bundle is compiled as one `vm.Script` in Node's CommonJS wrapper and registered in
+ *   `require.cache` under its own file name before it runs: `require` of that file anywhere (the
+ *   library entry, a tool's `yiem`) gets this very instance, so there is one copy of every module;
+ * - its cached data is one entry of the trusted cache folder `code` (src/cache-dir.ts), named by
+ *   the bundle's content hash (from the build), the Node version, `process.arch` and the V8
+ *   flags yiem sets (bin/yiem.js, for `run`), and signed with the per-user HMAC key. V8 checks
+ *   its own version, the source and every other flag (`node --…`, `NODE_OPTIONS`) itself: an
+ *   entry that is missing, not a regular file, torn, unsigned, or that V8 rejects
+ *   (`cachedDataRejected`) is ignored, and rewritten by `saveCodeCaches`. Node's own options
+ *   (`--cpu-prof`, `--import`) are not part of the name, so they do not make the cache cold;
+ * - `saveCodeCaches(command)` runs after the command: `createCachedData()` then holds every
+ *   function the command compiled. It writes an entry that was missing or rejected, or that was
+ *   made for other commands (it records the first words it has served, up to 16), atomically;
+ * - with source maps enabled (`--debug`) a bundle is loaded with plain `require`, so Node maps its
+ *   stack traces to src/; no code cache then;
+ * - code in such a script must not call `import()` itself (see src/dynamic-import.ts).
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import Module, { createRequire } from "node:module";
+import { basename, dirname, join } from "node:path";
+import { Script } from "node:vm";
+import { readFileSync } from "node:fs";
+import { cacheFolder, cacheMac, noteUsed, processCacheScope, pruneCacheFolder, readCacheFile, writeCacheFile } from "./cache-dir.js";
+
+const requireHere = createRequire(import.meta.url);
+
+/** The first line of an entry: this tag, the MAC and the commands, then the cached data. */
+const ENTRY_TAG = "yiem-code-cache-1";
+const MAX_COMMANDS = 16;
+const COMMAND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+interface LoadedScript {
+  script: Script;
+  /** The entry's path, or null when there is no trusted cache folder. */
+  entry: string | null;
+  /** The commands of an entry V8 accepted; null: none, or rejected (rewrite it). */
+  commands: string[] | null;
+}
+
+const loadedScripts: LoadedScript[] = [];
+let v8FlagsSet: string[] = [];
+
+/** The V8 flags set with `v8.setFlagsFromString` before any bundle loads (part of every entry's name). */
+export function noteV8Flags(flags: string[]): void {
+  v8FlagsSet = [...flags];
+}
+
+/** The name of the cache entry of a bundle with content hash `contentHash`, under the current settings. */
+export function codeCacheEntryName(contentHash: string): string {
+  const hash = createHash("sha256");
+  for (const part of [ENTRY_TAG, contentHash, process.version, process.arch, v8FlagsSet.join(" ")]) hash.update(part).update("\0");
+  return `${hash.digest("hex")}.code`;
+}
+
+/**
+ * The exports of the CommonJS bundle `file` (whose content hash the build recorded), compiled
+ * with its code cache when there is a valid one (rules above). A second call, or a `require` of
+ * the file before, gives the instance already loaded.
+ */
+export function loadBundle(file: string, contentHash: string): unknown {
+  const existing = requireHere.cache[file];
+  if (existing) return existing.exports;
+  if (process.sourceMapsEnabled) return requireHere(file);
+  const source = readFileSync(file, "utf8");
+  setNotedV8Flags();
+  const folder = cacheFolder("code");
+  const entry = folder === null ? null : join(folder, codeCacheEntryName(contentHash));
+  const cached = entry === null ? undefined : readEntry(entry);
+  const script = new Script(Module.wrap(source), { filename: file, cachedData: cached?.data });
+  const accepted = cached !== undefined && !script.cachedDataRejected;
+  loadedScripts.push({ script, entry, commands: accepted ? cached.commands : null });
+  const module = new Module(file, requireHere.main);
+  module.filename = file;
+  module.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
+  requireHere.cache[file] = module;
+  try {
+    const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
+    wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  } catch (error) {
+    delete requireHere.cache[file];
+    throw error;
+  }
+  module.loaded = true;
+  return module.exports;
+}
+
+/**
+ * Writes the code cache of every bundle loaded so far whose entry was missing, rejected or not
+ * yet made for `command` (the command's first word; rules above). Never throws: a cache that
+ * cannot be written only costs the next start its speed.
+ */
+export function saveCodeCaches(command: string): void {
+  const name = COMMAND_NAME.test(command) ? command : "other";
+  const pending = loadedScripts.splice(0).filter((loaded) => loaded.entry !== null && !loaded.commands?.includes(name));
+  if (pending.length) setNotedV8Flags();
+  for (const loaded of pending) {
+    if (loaded.entry === null) continue;
+    const before = loaded.commands ?? [];
+    const commands = before.length < MAX_COMMANDS ? [...before, name] : [name];
+    try {
+      writeEntry(loaded.entry, commands, loaded.script.createCachedData());
+      pruneCacheFolder(dirname(loaded.entry));
+    } catch {
+      // no cache written: the next start compiles again
+    }
+  }
+}
+
+/**
+ * Sets the V8 flags yiem set (`noteV8Flags`) again. Cached data carries a hash of V8's flags,
+ * checked when it is used, so every bundle is compiled, and its cache made, under those flags.
+ * Starting a worker thread (a run's watch thread) resets `--semi-space-growth-factor` below 2
+ * (V8 configures each new heap), so a bundle loaded after it, or a cache made at the end of the
+ * run, would otherwise carry another hash, and the next run would reject it.
+ */
+function setNotedV8Flags(): void {
+  if (!v8FlagsSet.length) return;
+  const { setFlagsFromString } = process.getBuiltinModule("node:v8") as typeof import("node:v8");
+  for (const flag of v8FlagsSet) setFlagsFromString(flag);
+}
+
+function entryMac(entry: string, commands: string[], data: Uint8Array): string | null {
+  return cacheMac(processCacheScope(), ENTRY_TAG, basename(entry), commands.join(","), data);
+}
+
+function writeEntry(entry: string, commands: string[], data: Buffer): void {
+  const mac = entryMac(entry, commands, data);
+  if (mac === null) return;
+  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${mac} ${commands.join(",")}\n`), data]));
+}
+
+/** The cached data and commands of `entry` when it is a regular file with a valid MAC; else undefined. */
+function readEntry(entry: string): { data: Buffer; commands: string[] } | undefined {
+  const read = readCacheFile(entry);
+  if (!read) return undefined;
+  const end = read.bytes.indexOf(0x0a);
+  if (end < 0 || end > 1024) return undefined;
+  const [tag, mac, list] = read.bytes.subarray(0, end).toString("latin1").split(" ");
+  if (tag !== ENTRY_TAG || !mac || list === undefined) return undefined;
+  const commands = list.split(",").filter((c) => COMMAND_NAME.test(c) || c === "other");
+  const data = read.bytes.subarray(end + 1);
+  const expected = entryMac(entry, commands, data);
+  if (expected === null || expected.length !== mac.length || !timingSafeEqual(Buffer.from(expected), Buffer.from(mac))) return undefined;
+  noteUsed(entry, read.stats);
+  return { data, commands };
+}

@@ -1,0 +1,173 @@
+/**
+ * The V8 code cache of the bundle (src/code-cache.ts, docs/performance.md "The code cache"), seen
+ * from the real binary: a CommonJS preload records, for every bundle file compiled through
+ * vm.Script, whether cached data was given and whether V8 rejected it. The cache is written after
+ * the command, used by the next start, signed with the per-user key (a planted or edited entry is
+ * never given to V8), rewritten when V8 rejects it or it is torn, and extended once per new
+ * command. No timings here (bench/startup.mjs measures them).
+ */
+import { spawnSync } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { baseEnv, repoRoot, yiemBin } from "../support/cli.js";
+
+const RECORDER = `const vm = require("node:vm");
+const fs = require("node:fs");
+const Script = vm.Script;
+const seen = [];
+vm.Script = class extends Script {
+  constructor(code, options) {
+    super(code, options);
+    if (/[\\\\/]dist[\\\\/]bundle[\\\\/]/.test(options?.filename ?? "")) seen.push({ file: options.filename.replace(/^.*[\\\\/]dist[\\\\/]bundle[\\\\/]/, ""), cached: Boolean(options.cachedData), rejected: this.cachedDataRejected === true });
+  }
+};
+process.on("exit", () => fs.writeFileSync(process.env.SCRIPTS_FILE, JSON.stringify(seen)));
+`;
+
+let dir: string;
+let cacheDir: string;
+let recorder: string;
+let count = 0;
+
+interface Compiled {
+  file: string;
+  cached: boolean;
+  rejected: boolean;
+}
+
+/** Runs `yiem ...args` in the repository with the recorder; returns its output and the bundle files it compiled. */
+function yiem(args: string[]): { code: number | null; stdout: string; stderr: string; compiled: Compiled[] } {
+  const out = join(dir, `scripts-${++count}.json`);
+  const result = spawnSync(process.execPath, ["-r", recorder, yiemBin, ...args], {
+    cwd: repoRoot,
+    env: baseEnv({ YIEM_CACHE_DIR: cacheDir, SCRIPTS_FILE: out, NO_COLOR: "1" }),
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr, compiled: JSON.parse(readFileSync(out, "utf8")) as Compiled[] };
+}
+
+const bundle = (run: { compiled: Compiled[] }) => run.compiled.find((c) => c.file === "yiem.cjs");
+const entries = () => readdirSync(join(cacheDir, "code")).filter((name) => name.endsWith(".code")).map((name) => join(cacheDir, "code", name));
+
+/** The entry of yiem.cjs: the one whose header names `command` (the vendor entries are smaller). */
+function bundleEntry(): string {
+  return entries().sort((a, b) => statSync(b).size - statSync(a).size)[0];
+}
+
+function header(file: string): string[] {
+  const bytes = readFileSync(file);
+  return bytes.subarray(0, bytes.indexOf(0x0a)).toString("latin1").split(" ");
+}
+
+/** An entry for `file`'s name with `data`, signed with `key` the way src/code-cache.ts signs. */
+function signedEntry(file: string, commands: string, data: Buffer, key: Buffer): Buffer {
+  const name = file.slice(file.lastIndexOf("/") + 1);
+  const hmac = createHmac("sha256", key);
+  for (const part of ["yiem-code-cache-1", name, commands]) hmac.update(part).update("\0");
+  hmac.update(data).update("\0");
+  return Buffer.concat([Buffer.from(`yiem-code-cache-1 ${hmac.digest("hex")} ${commands}\n`), data]);
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "yiem-code-cache-"));
+  recorder = join(dir, "recorder.cjs");
+  writeFileSync(recorder, RECORDER);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  cacheDir = mkdtempSync(join(dir, "cache-"));
+});
+
+describe("the bundle's code cache", () => {
+  it("is written after the first command and given to V8 by the next start, which accepts it", () => {
+    const first = yiem(["tools", "list"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(bundle(first)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
+    expect(header(bundleEntry())[2]).toBe("tools");
+    const second = yiem(["tools", "list"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    expect(bundle(second)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+  });
+
+  it("a vendor bundle has an entry of its own (config prints YAML through vendor/yaml.cjs)", () => {
+    expect(yiem(["config"]).code).toBe(0);
+    const warm = yiem(["config"]);
+    expect(warm.code, warm.stderr).toBe(0);
+    expect(warm.compiled).toContainEqual({ file: "vendor/yaml.cjs", cached: true, rejected: false });
+  });
+
+  it("a new command extends the entry once; a command it was made for leaves it alone", () => {
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    const config = yiem(["config"]);
+    expect(bundle(config)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+    const entry = bundleEntry();
+    expect(header(entry)[2]).toBe("tools,config");
+    const written = statSync(entry).mtimeMs;
+    expect(yiem(["config"]).code).toBe(0);
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    expect(statSync(entry).mtimeMs).toBe(written);
+  });
+
+  it("an edited entry (its signature no longer matches) is never given to V8, and is rewritten", () => {
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    const entry = bundleEntry();
+    const bytes = readFileSync(entry);
+    bytes[bytes.length - 100] ^= 0xff;
+    writeFileSync(entry, bytes);
+    const edited = yiem(["tools", "list"]);
+    expect(edited.code, edited.stderr).toBe(0);
+    expect(edited.stdout).toMatch(/\bgetTime\b/);
+    expect(bundle(edited)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
+    expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+  });
+
+  it("a planted entry signed with another key is never given to V8", () => {
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    const entry = bundleEntry();
+    const data = readFileSync(entry).subarray(readFileSync(entry).indexOf(0x0a) + 1);
+    writeFileSync(entry, signedEntry(entry, "tools", data, Buffer.alloc(32, 7)));
+    const planted = yiem(["tools", "list"]);
+    expect(planted.code, planted.stderr).toBe(0);
+    expect(bundle(planted)?.cached).toBe(false);
+  });
+
+  it("a signed entry V8 rejects (data of another script) is ignored and rewritten", () => {
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    const entry = bundleEntry();
+    const key = readFileSync(join(cacheDir, "key"));
+    writeFileSync(entry, signedEntry(entry, "tools", Buffer.alloc(4096, 1), key));
+    const rejected = yiem(["tools", "list"]);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    expect(rejected.stdout).toMatch(/\bgetTime\b/);
+    expect(bundle(rejected)).toEqual({ file: "yiem.cjs", cached: true, rejected: true });
+    expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+  });
+
+  it("a run that started the watch thread leaves a cache the next run accepts (V8's flags as they were at load)", () => {
+    const args = ["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"];
+    expect(yiem(args).code).toBe(0);
+    const second = yiem(args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/According to the getTime tool/);
+    expect(bundle(second)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+    // ajv is loaded after the thread started (its bundle compiled under the flags yiem set, too).
+    expect(second.compiled).toContainEqual({ file: "vendor/ajv.cjs", cached: true, rejected: false });
+  });
+
+  it("--debug loads the bundle with require (source maps), without the cache", () => {
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    const debug = yiem(["tools", "list", "--debug"]);
+    expect(debug.code, debug.stderr).toBe(0);
+    expect(debug.stdout).toMatch(/\bgetTime\b/);
+    expect(bundle(debug)).toBeUndefined();
+  });
+});
