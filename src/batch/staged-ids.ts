@@ -1,0 +1,144 @@
+/**
+ * The ids of a whole batch input as the check pass keeps them (docs/batch.md, "Bad lines, and the
+ * check pass"): 8 bytes an id, written in order and sorted once, instead of a hash table that a
+ * big input misses in the cache and the TLB on every line (and whose fresh pages cost more to
+ * fault in, on this machine, than the whole scan).
+ *
+ * Rules:
+ * - An id is kept as its 64-bit hash (./id-index.ts hashId, hashIdBytes: the same for an id
+ *   read from bytes or from a string) and its line: the hash's top bits choose one of
+ *   `partitions` parts, and the part keeps the other 32-bit half with the line, as one unsigned
+ *   64-bit value (half << 32 | line) in a queue.
+ * - `stage` appends; every line is staged once, in increasing line order. `resolve` sorts each
+ *   part (so equal halves sit together, the lowest line first) and decides: the first line of an
+ *   id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
+ *   kept hash meets are read again (`idAt`) and their ids compared, so two ids never count as one.
+ * - After `resolve`, `owner` is the run pass's question: the line that owns an id, or -1 when the
+ *   check never counted it.
+ * - The queues are sized from the expected number of ids (`expect`) so they rarely grow: memory
+ *   that is reserved but not written costs nothing.
+ */
+import { hashId, type IdOwners } from "./id-index.js";
+
+const MAX_PARTITION_BITS = 12;
+const FIRST_QUEUE = 64;
+
+/** How many parts suit an input of `bytes` bytes: about one per MiB, a power of two (at most 4,096). */
+export function partitionsFor(bytes: number): number {
+  let bits = 0;
+  while (bits < MAX_PARTITION_BITS && 2 ** bits * 1024 * 1024 < bytes) bits++;
+  return 2 ** bits;
+}
+
+/** One part's queue: pairs [line, half] (little-endian words of half << 32 | line). */
+interface Part {
+  words: Uint32Array;
+  used: number;
+}
+
+export class StagedIds implements IdOwners {
+  private readonly parts: Part[];
+  private readonly shift: number;
+  private readonly hashed = new Int32Array(2);
+  private lastRead = 0;
+  private lastId: string | undefined;
+
+  /** `idAt(line)`: the id of line `line`, read again (only when two kept hashes meet). `partitions`: a power of two (partitionsFor). */
+  constructor(private readonly idAt: (line: number) => string | undefined, partitions = 1) {
+    const bits = Math.log2(partitions);
+    if (!Number.isInteger(bits) || bits > MAX_PARTITION_BITS) throw new RangeError(`partitions must be a power of two up to ${2 ** MAX_PARTITION_BITS}`);
+    this.shift = bits;
+    this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0 }));
+  }
+
+  /** How many lines are staged. */
+  get size(): number {
+    let words = 0;
+    for (const part of this.parts) words += part.used;
+    return words / 2;
+  }
+
+  /** Sizes the queues for about `ids` ids in all (a little more, so that an uneven part need not grow). */
+  expect(ids: number): void {
+    const each = Math.ceil((ids / this.parts.length) * 1.2) + FIRST_QUEUE;
+    for (const part of this.parts) if (part.words.length < each * 2) this.growTo(part, each * 2);
+  }
+
+  /** Queues line `line`'s id by its hash (a, b) (see module rules). */
+  stage(a: number, b: number, line: number): void {
+    const part = this.parts[this.shift === 0 ? 0 : a >>> (32 - this.shift)]!;
+    let at = part.used;
+    if (at === part.words.length) this.growTo(part, part.words.length * 2);
+    const words = part.words;
+    words[at++] = line;
+    words[at++] = b;
+    part.used = at;
+  }
+
+  /** Sorts every part and finds the repeats: `repeated(line, id, owner)` for each line whose id an earlier line owns. */
+  resolve(repeated: (line: number, id: string, owner: number) => void): void {
+    for (const part of this.parts) {
+      const words = part.words;
+      const end = part.used;
+      new BigUint64Array(words.buffer, 0, end / 2).sort();
+      for (let at = 3; at < end; at += 2) {
+        if (words[at] !== words[at - 2]) continue;
+        // A run of lines whose kept hash meets: compare their ids.
+        let last = at + 2;
+        while (last < end && words[last] === words[at]) last += 2;
+        this.resolveRun(words, at - 3, last - 1, repeated);
+        at = last - 2;
+      }
+    }
+  }
+
+  /** The line that owns `id`, or -1 (see module rules). `expected` is the caller's own line. */
+  owner(id: string, expected: number): number {
+    hashId(id, this.hashed);
+    const part = this.parts[this.shift === 0 ? 0 : this.hashed[0]! >>> (32 - this.shift)]!;
+    const half = this.hashed[1]! >>> 0;
+    const words = part.words;
+    let low = 0;
+    let high = part.used / 2;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (words[mid * 2 + 1]! < half) low = mid + 1;
+      else high = mid;
+    }
+    for (let at = low * 2; at < part.used && words[at + 1] === half; at += 2) {
+      const line = words[at]!;
+      if (line === expected) return expected;
+      if (this.read(line) === id) return line;
+    }
+    return -1;
+  }
+
+  /** The lines at words[from..to) share a kept hash: each id's first line owns it, the others with that id are repeats. */
+  private resolveRun(words: Uint32Array, from: number, to: number, repeated: (line: number, id: string, owner: number) => void): void {
+    const owners = new Map<string, number>();
+    for (let at = from; at < to; at += 2) {
+      const line = words[at]!;
+      const id = at === from ? this.read(line) : this.idAt(line);
+      // A line that cannot be read again: the input changed under the check; the run pass refuses that line.
+      if (id === undefined) continue;
+      const owner = owners.get(id);
+      if (owner === undefined) owners.set(id, line);
+      else repeated(line, id, owner);
+    }
+  }
+
+  /** `idAt`, remembering the last owner read (every repeat of one id reads the same owner). */
+  private read(line: number): string | undefined {
+    if (line !== this.lastRead) {
+      this.lastRead = line;
+      this.lastId = this.idAt(line);
+    }
+    return this.lastId;
+  }
+
+  private growTo(part: Part, words: number): void {
+    const bigger = new Uint32Array(words);
+    bigger.set(part.words.subarray(0, part.used));
+    part.words = bigger;
+  }
+}
