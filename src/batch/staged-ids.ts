@@ -58,10 +58,19 @@ export class StagedIds implements IdOwners {
     return words / 2;
   }
 
-  /** Sizes the queues for about `ids` ids in all (a little more, so that an uneven part need not grow). */
+  /**
+   * Sizes the queues for about `ids` ids in all, with room to spare so that an uneven part need
+   * not grow: the queues are views of one buffer, whose pages are only faulted in where written.
+   */
   expect(ids: number): void {
-    const each = Math.ceil((ids / this.parts.length) * 1.2) + FIRST_QUEUE;
-    for (const part of this.parts) if (part.words.length < each * 2) this.growTo(part, each * 2);
+    const each = (Math.ceil((ids / this.parts.length) * 1.25) + FIRST_QUEUE) * 2;
+    const shared = new ArrayBuffer(each * this.parts.length * 4);
+    this.parts.forEach((part, i) => {
+      if (part.words.length >= each) return;
+      const words = new Uint32Array(shared, i * each * 4, each);
+      words.set(part.words.subarray(0, part.used));
+      part.words = words;
+    });
   }
 
   /** Queues line `line`'s id by its hash (a, b) (see module rules). */
@@ -80,7 +89,7 @@ export class StagedIds implements IdOwners {
     for (const part of this.parts) {
       const words = part.words;
       const end = part.used;
-      new BigUint64Array(words.buffer, 0, end / 2).sort();
+      new BigUint64Array(words.buffer, words.byteOffset, end / 2).sort();
       for (let at = 3; at < end; at += 2) {
         if (words[at] !== words[at - 2]) continue;
         // A run of lines whose kept hash meets: compare their ids.

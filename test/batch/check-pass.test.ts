@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINT_LINES, LineReader, lineAt, MAX_LINE_BYTES } from "../../src/batch/lines.js";
-import { IdIndex } from "../../src/batch/id-index.js";
+import { IdIndex, type IdOwners } from "../../src/batch/id-index.js";
 import { checkInput, entries, type BatchSource } from "../../src/batch/runner.js";
 
 let dir: string;
@@ -90,7 +90,7 @@ describe("IdIndex", () => {
 
 describe("the check pass past its full part, and the run pass after it", () => {
   const source = (path: string, extra: Partial<BatchSource> = {}): BatchSource => ({ file: path, done: new Map(), prepare: () => {}, ...extra });
-  const collect = async (s: BatchSource, checked?: IdIndex) => {
+  const collect = async (s: BatchSource, checked?: IdOwners) => {
     const out: string[] = [];
     for await (const entry of entries(s, checked)) out.push("item" in entry ? entry.item.id : `${entry.id}: ${entry.bad.reason}`);
     return out;
