@@ -12,6 +12,9 @@
  *   at most CHECKPOINT_LINES lines.
  * - A line longer than MAX_LINE_BYTES is reported by its length (`tooLong`) and skipped without
  *   being held: the buffer never grows past MAX_LINE_BYTES + one chunk.
+ * - `textLines` / `readTextLines` give the lines as text (UTF-8, each line decoded on its own):
+ *   the one way batch code reads a JSONL file line by line (the input's run pass, the results
+ *   file as ledger, `batch merge`), streamed, so a file of any size is never held whole.
  * - Chunks are read synchronously (a 4 MiB read of a cached file is a copy; the hop to libuv's
  *   thread pool and back cost more than the read on a loaded machine), and every YIELD_EVERY
  *   chunks `next` waits for the event loop's next turn, so signals and timers still run.
@@ -25,6 +28,9 @@ export const CHECKPOINT_LINES = 1024;
 const YIELD_EVERY = 4;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
+
+/** One line as text, by its 1-based number: its text, or (past MAX_LINE_BYTES) its length. */
+export type InputLine = { line: number; text: string } | { line: number; tooLong: number };
 
 /** Receives every line of one chunk; `start`..`end` are the line's bytes in `buffer` (no `\r\n`). */
 export interface LineVisitor {
@@ -137,6 +143,30 @@ export class LineReader {
     this.ended = true;
     await this.handle.close().catch(() => {});
   }
+}
+
+/** The lines `reader` reads, as text (see module rules); the reader is closed at the end. */
+export async function* textLines(reader: LineReader): AsyncGenerator<InputLine> {
+  let lines: InputLine[] = [];
+  const visitor: LineVisitor = {
+    line: (buffer, start, end, line) => void lines.push({ line, text: buffer.toString("utf8", start, end) }),
+    tooLong: (line, bytes) => void lines.push({ line, tooLong: bytes }),
+  };
+  try {
+    for (let more = true; more;) {
+      more = await reader.next(visitor);
+      const chunk = lines;
+      lines = [];
+      yield* chunk;
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
+/** The lines of `file`, as text (see module rules). */
+export async function* readTextLines(file: string): AsyncGenerator<InputLine> {
+  yield* textLines(await LineReader.open(file));
 }
 
 /** The bytes of line `line` of `file` (no `\r\n`), read again from the reader's `checkpoints`; undefined past the end or when too long. */

@@ -19,11 +19,11 @@
  *   are the caller's to stop (their own signal).
  * - Results are counted into the summary as they are written; `usage` sums every item's.
  */
-import { idOfText, InputLineError, parseItem, type InputLine } from "./input.js";
+import { idOfText, InputLineError, parseItem } from "./input.js";
 import { hashId, hashIdBytes, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
 import { BLANK, fastLineId, IdSpanReader, LINE_NUMBER, lineId, SPAN } from "./line-id.js";
-import { LineReader, lineAt } from "./lines.js";
+import { LineReader, lineAt, textLines } from "./lines.js";
 import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
@@ -96,52 +96,38 @@ function repeatedId(line: number, id: string): InputLineError {
 export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdOwners): AsyncGenerator<Entry> {
   const reader = await LineReader.open(source.file);
   const index = new IdIndex(idReader(source.file, reader));
-  let lines: InputLine[] = [];
-  const visitor = {
-    line: (buffer: Buffer, start: number, end: number, line: number) => void lines.push({ line, text: buffer.toString("utf8", start, end) }),
-    tooLong: (line: number, bytes: number) => void lines.push({ line, tooLong: bytes }),
-  };
-  try {
-    for (let more = true; more;) {
-      more = await reader.next(visitor);
-      const chunk = lines;
-      lines = [];
-      for (const input of chunk) {
-        let item: BatchItem | null;
-        const lineKey = `line:${input.line}`;
-        let key = lineKey;
-        try {
-          try {
-            item = parseItem(input);
-          } catch (error) {
-            if (error instanceof InputLineError && "text" in input) {
-              const bytes = Buffer.from(input.text);
-              key = badLineKey(error, bytes, 0, bytes.length);
-            }
-            throw error;
-          }
-          if (item === null) continue;
-          if (checked) {
-            const owner = checked.owner(item.id, item.line);
-            if (owner >= 0 && owner < item.line) throw repeatedId(item.line, item.id);
-            if (owner !== item.line) throw new InputLineError(item.line, "this id is not the one the check pass read from this line (was the input changed while the batch ran?)", item.id);
-          } else if (!index.add(item.id, item.line)) throw repeatedId(item.line, item.id);
-          try {
-            source.prepare(item);
-          } catch (error) {
-            key = item.id;
-            throw new InputLineError(item.line, (error as Error).message, item.id);
-          }
-        } catch (error) {
-          if (!(error instanceof InputLineError)) throw error;
-          yield { bad: error, id: lineKey, key };
-          continue;
+  for await (const input of textLines(reader)) {
+    let item: BatchItem | null;
+    const lineKey = `line:${input.line}`;
+    let key = lineKey;
+    try {
+      try {
+        item = parseItem(input);
+      } catch (error) {
+        if (error instanceof InputLineError && "text" in input) {
+          const bytes = Buffer.from(input.text);
+          key = badLineKey(error, bytes, 0, bytes.length);
         }
-        yield { item };
+        throw error;
       }
+      if (item === null) continue;
+      if (checked) {
+        const owner = checked.owner(item.id, item.line);
+        if (owner >= 0 && owner < item.line) throw repeatedId(item.line, item.id);
+        if (owner !== item.line) throw new InputLineError(item.line, "this id is not the one the check pass read from this line (was the input changed while the batch ran?)", item.id);
+      } else if (!index.add(item.id, item.line)) throw repeatedId(item.line, item.id);
+      try {
+        source.prepare(item);
+      } catch (error) {
+        key = item.id;
+        throw new InputLineError(item.line, (error as Error).message, item.id);
+      }
+    } catch (error) {
+      if (!(error instanceof InputLineError)) throw error;
+      yield { bad: error, id: lineKey, key };
+      continue;
     }
-  } finally {
-    await reader.close();
+    yield { item };
   }
 }
 
