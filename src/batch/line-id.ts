@@ -43,11 +43,9 @@ export class IdSpanReader {
   idEnd = 0;
   private buffer: Buffer | undefined;
   private base = -1;
-  /** The next `\u` and the next `id"` at or after the last search's start (buffer.length: none). */
+  /** The next `\u` and the next `id"` at or after the last search's start (buffer.length: none; -1: not searched). */
   private nextEscape = -1;
   private nextKey = -1;
-  private escapeFrom = 0;
-  private keyFrom = 0;
 
   /** The kind of line `start`..`end` of `buffer` (no `\r\n`); `base`: the file offset of buffer[0]. */
   read(buffer: Buffer, start: number, end: number, base: number): IdKind {
@@ -76,19 +74,19 @@ export class IdSpanReader {
     if (buffer !== this.buffer || base !== this.base) {
       this.buffer = buffer;
       this.base = base;
-      this.escapeFrom = this.keyFrom = this.nextEscape = this.nextKey = -1;
+      this.nextEscape = this.nextKey = -1;
     }
     const rest = close + 1;
-    if (this.nextEscape < rest && this.escapeFrom < rest) this.nextEscape = found(buffer, buffer.indexOf(UNICODE_ESCAPE, (this.escapeFrom = rest)));
+    if (this.nextEscape < rest) this.nextEscape = found(buffer, buffer.indexOf(UNICODE_ESCAPE, rest));
     if (this.nextEscape < end) return UNREAD;
     // `id"` ends both keys that matter: `"id"` (a repeated id) and `_id"` (custom_id).
     for (;;) {
-      if (this.nextKey < rest) this.nextKey = found(buffer, buffer.indexOf(KEY_END, (this.keyFrom = rest)));
+      if (this.nextKey < rest) this.nextKey = found(buffer, buffer.indexOf(KEY_END, rest));
       const hit = this.nextKey;
       if (hit + KEY_END.length > end) break;
       const before = buffer[hit - 1];
       if (before === 0x5f || (before === QUOTE && !custom)) return UNREAD;
-      this.nextKey = found(buffer, buffer.indexOf(KEY_END, (this.keyFrom = hit + 1)));
+      this.nextKey = found(buffer, buffer.indexOf(KEY_END, hit + 1));
     }
     this.idStart = idStart;
     this.idEnd = close;

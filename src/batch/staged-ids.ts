@@ -18,7 +18,7 @@
  * - The queues are sized from the expected number of ids (`expect`) so they rarely grow: memory
  *   that is reserved but not written costs nothing.
  */
-import { hashId, type IdOwners } from "./id-index.js";
+import { hashId, type IdHash, type IdOwners } from "./id-index.js";
 
 const MAX_PARTITION_BITS = 12;
 const FIRST_QUEUE = 64;
@@ -43,8 +43,11 @@ export class StagedIds implements IdOwners {
   private lastRead = 0;
   private lastId: string | undefined;
 
-  /** `idAt(line)`: the id of line `line`, read again (only when two kept hashes meet). `partitions`: a power of two (partitionsFor). */
-  constructor(private readonly idAt: (line: number) => string | undefined, partitions = 1) {
+  /**
+   * `idAt(line)`: the id of line `line`, read again (only when two kept hashes meet). `partitions`:
+   * a power of two (partitionsFor). `hash` must be the one the staged hashes were made with.
+   */
+  constructor(private readonly idAt: (line: number) => string | undefined, partitions = 1, private readonly hash: IdHash = hashId) {
     const bits = Math.log2(partitions);
     if (!Number.isInteger(bits) || bits > MAX_PARTITION_BITS) throw new RangeError(`partitions must be a power of two up to ${2 ** MAX_PARTITION_BITS}`);
     this.shift = bits;
@@ -103,7 +106,7 @@ export class StagedIds implements IdOwners {
 
   /** The line that owns `id`, or -1 (see module rules). `expected` is the caller's own line. */
   owner(id: string, expected: number): number {
-    hashId(id, this.hashed);
+    this.hash(id, this.hashed);
     const part = this.parts[this.shift === 0 ? 0 : this.hashed[0]! >>> (32 - this.shift)]!;
     const half = this.hashed[1]! >>> 0;
     const words = part.words;

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINT_LINES, LineReader, lineAt, MAX_LINE_BYTES } from "../../src/batch/lines.js";
-import { IdIndex, type IdOwners } from "../../src/batch/id-index.js";
+import { hashId, IdIndex, type IdHash, type IdOwners } from "../../src/batch/id-index.js";
+import { partitionsFor, StagedIds } from "../../src/batch/staged-ids.js";
 import { checkInput, entries, type BatchSource } from "../../src/batch/runner.js";
 
 let dir: string;
@@ -117,5 +118,66 @@ describe("the check pass past its full part, and the run pass after it", () => {
       'line:3: the id "a" is used by an earlier line too: ids must be unique',
       "line:4: this id is not the one the check pass read from this line (was the input changed while the batch ran?)",
     ]);
+  });
+});
+
+describe("StagedIds (the check pass's ids read from bytes)", () => {
+  const hashOf = (id: string) => {
+    const out = new Int32Array(2);
+    hashId(id, out);
+    return out;
+  };
+
+  it("finds repeats across parts, tells apart ids whose kept hashes meet by reading both lines again, and answers owner", () => {
+    const byLine = new Map<number, string>();
+    const reads: number[] = [];
+    const weak: IdHash = (id, out) => void out.set(id.startsWith("weak") ? [7, 7] : hashOf(id));
+    const ids = new StagedIds((line) => (reads.push(line), byLine.get(line)), 8, weak);
+    const stage = (id: string, line: number) => {
+      byLine.set(line, id);
+      const out = new Int32Array(2);
+      weak(id, out);
+      ids.stage(out[0]!, out[1]!, line);
+    };
+    ids.expect(20);
+    ["a", "weak-1", "b", "weak-2", "a", "weak-1", "c", "weak-2", "weak-3"].forEach((id, i) => stage(id, i + 1));
+    expect(reads).toEqual([]); // nothing is read again while staging
+    const repeats: Array<[number, string, number]> = [];
+    ids.resolve((line, id, owner) => repeats.push([line, id, owner]));
+    expect(repeats.sort((x, y) => x[0] - y[0])).toEqual([[5, "a", 1], [6, "weak-1", 2], [8, "weak-2", 4]]);
+    expect(ids.size).toBe(9);
+    expect([ids.owner("a", 1), ids.owner("a", 5), ids.owner("weak-2", 4), ids.owner("weak-2", 8), ids.owner("weak-3", 9), ids.owner("d", 10), ids.owner("weak-4", 10)]).toEqual([1, 1, 4, 4, 9, -1, -1]);
+  });
+
+  it("holds many ids in one part or many, and grows a part past what expect() sized", () => {
+    for (const partitions of [1, partitionsFor(64 * 1024 * 1024)]) {
+      const ids = new StagedIds(() => undefined, partitions);
+      ids.expect(100);
+      for (let i = 1; i <= 30_000; i++) {
+        const out = hashOf(`id-${i}`);
+        ids.stage(out[0]!, out[1]!, i);
+      }
+      let repeats = 0;
+      ids.resolve(() => repeats++);
+      expect(repeats).toBe(0);
+      expect(ids.owner("id-1", 1)).toBe(1);
+      expect(ids.owner("id-29999", 29_999)).toBe(29_999);
+      expect(ids.owner("id-30001", 30_001)).toBe(-1);
+    }
+    expect([partitionsFor(0), partitionsFor(1024 * 1024), partitionsFor(1024 * 1024 + 1), partitionsFor(2 ** 30), partitionsFor(2 ** 40)]).toEqual([1, 1, 2, 1024, 4096]);
+  });
+
+  it("the check pass reports the bad lines in line order, repeats found after the scan among them, the first 10 and the count", async () => {
+    const lines = ['{"id":"a"}', "{broken", '{"id":"a"}', "plain", '{"id":"b"}', "{broken", ...Array.from({ length: 12 }, () => '{"id":"b"}')];
+    const path = await file(lines.join("\n"));
+    for (const fullCheckBytes of [0, Infinity]) {
+      const report = await checkInput({ file: path, done: new Map(), prepare: () => {}, fullCheckBytes });
+      expect(report.problemCount).toBe(2 + 1 + 12);
+      expect(report.problems[0]).toMatch(/^line 2: not valid JSON/);
+      expect(report.problems[1]).toBe('line 3: the id "a" is used by an earlier line too: ids must be unique');
+      expect(report.problems[2]).toMatch(/^line 6: not valid JSON/);
+      expect(report.problems.slice(3)).toEqual(Array.from({ length: 7 }, (_, i) => `line ${7 + i}: the id "b" is used by an earlier line too: ids must be unique`));
+      expect(report).toMatchObject({ total: lines.length, lines: lines.length });
+    }
   });
 });
