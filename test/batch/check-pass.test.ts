@@ -63,6 +63,29 @@ describe("LineReader", () => {
   });
 });
 
+describe("LineReader across chunks", () => {
+  it("gives every line whole with its offset, whatever its length against the read chunk and the head room (short, ~64 KiB, ~5 MiB lines, CRLF)", async () => {
+    let seed = 7;
+    const random = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const texts: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const kind = random(20);
+      const length = kind === 0 ? 64 * 1024 - 2 + random(5) : kind === 1 ? 60 * 1024 + random(10 * 1024) : kind === 2 && i % 50 === 0 ? 5 * 1024 * 1024 + random(1000) : random(3000);
+      texts.push(`${i}:`.padEnd(length, String.fromCharCode(97 + (i % 26))));
+    }
+    const content = texts.map((t, i) => (i % 7 === 0 ? `${t}\r\n` : `${t}\n`)).join("");
+    const path = await file(content);
+    const { lines, reader } = await readAll(path);
+    expect(lines.map((l) => l.text)).toEqual(texts);
+    let offset = 0;
+    lines.forEach((l, i) => {
+      expect(l.offset, `line ${i + 1}`).toBe(offset);
+      offset += Buffer.byteLength(texts[i]!) + (i % 7 === 0 ? 2 : 1);
+    });
+    for (const line of [1, 2, 200, 399, 400]) expect(lineAt(path, line, reader.checkpoints)?.toString()).toBe(texts[line - 1]);
+  });
+});
+
 describe("IdIndex", () => {
   it("tells apart ids whose hashes meet by reading the earlier line again, and finds real repeats", () => {
     const byLine = new Map<number, string>();
