@@ -4,11 +4,16 @@
  *
  * Rules:
  * - The check pass (`checkInput`) reads the whole input once, streamed, before anything runs,
- *   and keeps only the ids (./id-index.ts): every line's id is read and repeated ids are found,
+ *   and keeps only the ids (./staged-ids.ts): every line's id is read and repeated ids are found,
  *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes
- *   are also parsed and prepared whole (a bad line, a template placeholder without a value);
- *   past them only the id is read (./line-id.ts), so a big input starts at once. Bad lines are
- *   reported together (at most MAX_REPORTED), unless `skipBadLines`.
+ *   are also parsed and prepared whole (a bad line, a template placeholder without a value; their
+ *   repeats found at once, ./id-index.ts); past them only the id is read, from the line's bytes
+ *   (./line-id.ts), and staged, so a big input starts at once. Bad lines are reported together,
+ *   in line order (at most MAX_REPORTED), unless `skipBadLines`.
+ * - A bad line is counted, and belongs to a shard, by the id it names when that id can be read
+ *   (the parse got that far, or the fast path reads it: what the check counted for a line read
+ *   for its id only), else by `line:N`; its result is `line:N` either way. So the check's total
+ *   is the run pass's, also when the run pass finds a line bad that the check read the id of.
  * - The run pass (`runItems`) reads the input again, streamed, and applies the same rules in the
  *   same order, every line parsed and prepared whole; under `skipBadLines` (or without the check
  *   pass) a bad line becomes an error result with the id `line:N`, and a repeated id the same, so
