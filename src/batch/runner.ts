@@ -100,7 +100,8 @@ function repeatedId(line: number, id: string): InputLineError {
  */
 export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdOwners): AsyncGenerator<Entry> {
   const reader = await LineReader.open(source.file);
-  const index = new IdIndex(idReader(source.file, reader));
+  /** Without a check, the run pass finds the repeats itself. */
+  const index = checked ? undefined : new IdIndex(idReader(source.file, reader));
   for await (const input of textLines(reader)) {
     let item: BatchItem | null;
     const lineKey = `line:${input.line}`;
@@ -120,7 +121,7 @@ export async function* entries(source: Pick<BatchSource, "file" | "prepare">, ch
         const owner = checked.owner(item.id, item.line);
         if (owner >= 0 && owner < item.line) throw repeatedId(item.line, item.id);
         if (owner !== item.line) throw new InputLineError(item.line, "this id is not the one the check pass read from this line (was the input changed while the batch ran?)", item.id);
-      } else if (!index.add(item.id, item.line)) throw repeatedId(item.line, item.id);
+      } else if (!index!.add(item.id, item.line)) throw repeatedId(item.line, item.id);
       try {
         source.prepare(item);
       } catch (error) {
