@@ -69,7 +69,12 @@ export class StagedIds implements IdOwners {
    */
   expect(ids: number): void {
     const each = (Math.ceil((ids / this.parts.length) * 1.25) + FIRST_QUEUE) * 2;
-    const shared = new ArrayBuffer(each * this.parts.length * 4);
+    let shared: ArrayBuffer;
+    try {
+      shared = new ArrayBuffer(each * this.parts.length * 4);
+    } catch {
+      return; // more than one buffer may hold (a huge input): the queues grow as ids come instead
+    }
     this.parts.forEach((part, i) => {
       if (part.words.length >= each) return;
       const words = new Uint32Array(shared, i * each * 4, each);
