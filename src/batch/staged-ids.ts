@@ -6,9 +6,11 @@
  *
  * Rules:
  * - An id is kept as its 64-bit hash (./id-index.ts hashId, hashIdBytes: the same for an id
- *   read from bytes or from a string) and its line: the hash's top bits choose one of
- *   `partitions` parts, and the part keeps the other 32-bit half with the line, as one unsigned
- *   64-bit value (half << 32 | line) in a queue.
+ *   read from bytes or from a string) and its line: the first half's top bits choose one of
+ *   `partitions` parts, the part keeps the other 32-bit half with the line, as one unsigned
+ *   64-bit value (half << 32 | line) in a queue, and `marks[line]` keeps the first half's low 16
+ *   bits. Two lines are read again only when all of these meet (~52 bits of the hash: with 32
+ *   bits alone, 10 million ids gave ~700 pairs to read again).
  * - `stage` appends; every line is staged once, in increasing line order. `resolve` sorts each
  *   part (so equal halves sit together, the lowest line first) and decides: the first line of an
  *   id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
@@ -42,6 +44,8 @@ export class StagedIds implements IdOwners {
   private readonly parts: Part[];
   private readonly shift: number;
   private readonly hashed = new Int32Array(2);
+  /** marks[line]: the low 16 bits of the first hash half of line `line`'s id (see module rules). */
+  private marks = new Uint16Array(FIRST_QUEUE);
   private lastRead = 0;
   private lastId: string | undefined;
 
@@ -71,6 +75,7 @@ export class StagedIds implements IdOwners {
     const each = (Math.ceil((ids / this.parts.length) * 1.25) + FIRST_QUEUE) * 2;
     let shared: ArrayBuffer;
     try {
+      if (this.marks.length < ids * 1.25) this.growMarks(Math.ceil(ids * 1.25) + FIRST_QUEUE);
       shared = new ArrayBuffer(each * this.parts.length * 4);
     } catch {
       return; // more than one buffer may hold (a huge input): the queues grow as ids come instead
@@ -92,6 +97,8 @@ export class StagedIds implements IdOwners {
     words[at++] = line;
     words[at++] = b;
     part.used = at;
+    if (line >= this.marks.length) this.growMarks(line * 2);
+    this.marks[line] = a;
   }
 
   /** Sorts every part and finds the repeats: `repeated(line, id, owner)` for each line whose id an earlier line owns. */
@@ -116,6 +123,7 @@ export class StagedIds implements IdOwners {
     this.hash(id, this.hashed);
     const part = this.parts[this.shift === 0 ? 0 : this.hashed[0]! >>> (32 - this.shift)]!;
     const half = this.hashed[1]! >>> 0;
+    const mark = this.hashed[0]! & 0xffff;
     const words = part.words;
     let low = 0;
     let high = part.used / 2;
@@ -127,21 +135,35 @@ export class StagedIds implements IdOwners {
     for (let at = low * 2; at < part.used && words[at + 1] === half; at += 2) {
       const line = words[at]!;
       if (line === expected) return expected;
-      if (this.read(line) === id) return line;
+      if (this.marks[line] === mark && this.read(line) === id) return line;
     }
     return -1;
   }
 
-  /** The lines at words[from..to) share a kept hash: each id's first line owns it, the others with that id are repeats. */
+  /**
+   * The lines at words[from..to) share the kept half: those whose marks meet too are compared by
+   * their ids; each id's first line owns it, the others with that id are repeats.
+   */
   private resolveRun(words: Uint32Array, from: number, to: number, repeated: (line: number, id: string, owner: number) => void): void {
-    const owners = new Map<string, number>();
+    const groups = new Map<number, { first: number; owners?: Map<string, number> }>();
     for (let at = from; at < to; at += 2) {
       const line = words[at]!;
-      const id = at === from ? this.read(line) : this.idAt(line);
+      const mark = this.marks[line]!;
+      const group = groups.get(mark);
+      if (!group) {
+        groups.set(mark, { first: line });
+        continue;
+      }
+      if (!group.owners) {
+        group.owners = new Map();
+        const first = this.read(group.first);
+        if (first !== undefined) group.owners.set(first, group.first);
+      }
+      const id = this.idAt(line);
       // A line that cannot be read again: the input changed under the check; the run pass refuses that line.
       if (id === undefined) continue;
-      const owner = owners.get(id);
-      if (owner === undefined) owners.set(id, line);
+      const owner = group.owners.get(id);
+      if (owner === undefined) group.owners.set(id, line);
       else repeated(line, id, owner);
     }
   }
@@ -153,6 +175,12 @@ export class StagedIds implements IdOwners {
       this.lastId = this.idAt(line);
     }
     return this.lastId;
+  }
+
+  private growMarks(lines: number): void {
+    const bigger = new Uint16Array(lines);
+    bigger.set(this.marks);
+    this.marks = bigger;
   }
 
   private growTo(part: Part, words: number): void {

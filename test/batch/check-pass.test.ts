@@ -172,6 +172,17 @@ describe("StagedIds (the check pass's ids read from bytes)", () => {
     expect([ids.owner("a", 1), ids.owner("a", 5), ids.owner("weak-2", 4), ids.owner("weak-2", 8), ids.owner("weak-3", 9), ids.owner("d", 10), ids.owner("weak-4", 10)]).toEqual([1, 1, 4, 4, 9, -1, -1]);
   });
 
+  it("reads no line again when only the kept half of two hashes meets (their marks differ)", () => {
+    const reads: number[] = [];
+    const ids = new StagedIds((line) => (reads.push(line), `id-${line}`), 4, (id, out) => void out.set([Number(id.slice(3)), 7]));
+    for (let line = 1; line <= 50; line++) ids.stage(line, 7, line);
+    let repeats = 0;
+    ids.resolve(() => repeats++);
+    expect([repeats, reads.length]).toEqual([0, 0]);
+    expect([ids.owner("id-20", 20), ids.owner("id-51", 51)]).toEqual([20, -1]);
+    expect(reads).toEqual([]);
+  });
+
   it("holds many ids in one part or many, and grows a part past what expect() sized", () => {
     for (const partitions of [1, 64]) {
       const ids = new StagedIds(() => undefined, partitions);
