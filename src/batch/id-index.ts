@@ -8,16 +8,15 @@
  * - Ids are compared exactly: when a new id's hash is already taken, the earlier line is read
  *   again (`idAt`) and its id compared; a different id with the same hash goes to a small Map
  *   of its own, so two ids never count as one.
- * - `add` is the check pass (and the run pass without one): the first line of an id owns it.
- *   `owner` is the run pass after a check: the line that owns an id, or -1 when the check never
- *   counted it.
+ * - `add` is the lines a check parses whole, and the run pass without a check: the first line
+ *   of an id owns it. `owner` is the line that owns an id, or -1 when it was never added. The
+ *   lines read for ids only go to ./staged-ids.ts instead (no string per line, no random access
+ *   per line).
  */
 
 const SLOT = 3;
 const FIRST_CAPACITY = 1 << 12;
 const MAX_LOAD = 0.7;
-/** reserve() allocates at most this many slots (192 MiB) up front; past it the table grows as ids come. */
-const MAX_RESERVE = 1 << 24;
 
 /** Two 32-bit hashes of a string (its UTF-16 code units), each finished with a full avalanche, written to out[0] and out[1]. */
 export type IdHash = (id: string, out: Int32Array) => void;
@@ -35,6 +34,31 @@ export const hashId: IdHash = (id, out) => {
   out[1] = mix(b);
 };
 
+/** `hashId` of the string whose code units are the bytes `start`..`end` of `bytes` (an ASCII or latin1 id read from the input's bytes). */
+export function hashIdBytes(bytes: Uint8Array, start: number, end: number, out: Int32Array): void {
+  let a = 0x811c9dc5 | 0;
+  let b = 0x9747b28c | 0;
+  for (let i = start; i < end; i++) {
+    const c = bytes[i]!;
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 13;
+  }
+  out[0] = mix(a ^ (end - start));
+  out[1] = mix(b);
+}
+
+const digits = new Uint8Array(16);
+/** `hashId` of `String(n)` for a positive integer `n` (the id of a plain or JSON-string line). */
+export function hashLineNumber(n: number, out: Int32Array): void {
+  let at = digits.length;
+  do {
+    digits[--at] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
+  } while (n > 0);
+  hashIdBytes(digits, at, digits.length, out);
+}
+
 function mix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -43,7 +67,13 @@ function mix(h: number): number {
   return (h ^ (h >>> 16)) | 0;
 }
 
-export class IdIndex {
+/** Who owns an id (see module rules): what the run pass holds every line to after a check. */
+export interface IdOwners {
+  /** The line that owns `id`, or -1. `expected` is the caller's own line. */
+  owner(id: string, expected: number): number;
+}
+
+export class IdIndex implements IdOwners {
   private capacity = FIRST_CAPACITY;
   /** Slot i: [hash a, hash b, line] at 3i; line 0 is an empty slot (lines are 1-based). */
   private slots = new Int32Array(FIRST_CAPACITY * SLOT);
@@ -58,12 +88,6 @@ export class IdIndex {
   /** How many distinct ids. */
   get size(): number {
     return this.count + this.collided.size;
-  }
-
-  /** Makes room for about `ids` ids at once (the check pass's estimate from the file size), so the table need not grow step by step. */
-  reserve(ids: number): void {
-    const wanted = Math.min(MAX_RESERVE, Math.ceil(ids / MAX_LOAD));
-    while (this.capacity < wanted) this.grow();
   }
 
   /** Records that line `line` uses `id`; false when an earlier line uses it already. */

@@ -1,10 +1,10 @@
 /**
- * The input of `yiem batch` (docs/batch.md, "Inputs"): read as a stream of lines, each parsed on
- * its own, so a file of any size is never held in memory.
+ * The input of `yiem batch` (docs/batch.md, "Inputs"): each line (read streamed by ./lines.ts)
+ * parsed on its own, so a file of any size is never held in memory.
  *
  * Rules:
  * - Lines split at `\n` (a `\r` before it is dropped); blank lines are no items, but count for
- *   line numbers. A line longer than MAX_LINE_CHARS is a bad line (it is skipped, not held).
+ *   line numbers. A line longer than MAX_LINE_BYTES is a bad line (it is skipped, not held).
  * - A line starting with `{` is a JSON object: `{"id", "prompt"?, "stdin"?, "attachments"?,
  *   "vars"?}`, or an OpenAI batch-request line `{"custom_id", "method"?, "url"?, "body":
  *   {"messages": […], …}}` (only `body.messages` is read: the spec chooses model and settings).
@@ -15,11 +15,9 @@
  *   taken as its decimal text.
  * - Every problem is an InputLineError naming the line.
  */
-import { createReadStream } from "node:fs";
 import type { BatchItem } from "./types.js";
-import { MAX_LINE_BYTES } from "./lines.js";
+import { MAX_LINE_BYTES, type InputLine } from "./lines.js";
 
-export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 export const MAX_ID_CHARS = 512;
 
 /** A bad input line: the message names the line (and the id when it is known). */
@@ -28,48 +26,6 @@ export class InputLineError extends Error {
   constructor(readonly line: number, readonly reason: string, readonly id?: string) {
     super(`line ${line}${id !== undefined ? ` (id ${JSON.stringify(id)})` : ""}: ${reason}`);
   }
-}
-
-/** One raw line of the input: its 1-based number and its text (or why it could not be read whole). */
-export type InputLine = { line: number; text: string } | { line: number; tooLong: number };
-
-/** The lines of `source` (a file path, or a readable stream such as stdin), streamed. */
-export async function* readInputLines(source: string | NodeJS.ReadableStream): AsyncGenerator<InputLine> {
-  const stream = typeof source === "string" ? createReadStream(source, { highWaterMark: 1024 * 1024 }) : source;
-  const decoder = new TextDecoder("utf-8");
-  let pending = "";
-  let skipping = 0;
-  let line = 0;
-  const take = function* (chunk: string): Generator<InputLine> {
-    let start = 0;
-    for (let end = chunk.indexOf("\n"); end >= 0; end = chunk.indexOf("\n", start)) {
-      line++;
-      const piece = chunk.slice(start, end);
-      start = end + 1;
-      if (skipping > 0) {
-        yield { line, tooLong: skipping + piece.length };
-        skipping = 0;
-        pending = "";
-        continue;
-      }
-      const text = pending === "" ? piece : pending + piece;
-      pending = "";
-      if (text.length > MAX_LINE_CHARS) yield { line, tooLong: text.length };
-      else yield { line, text: text.endsWith("\r") ? text.slice(0, -1) : text };
-    }
-    const rest = chunk.slice(start);
-    if (skipping > 0) skipping += rest.length;
-    else if (pending.length + rest.length > MAX_LINE_CHARS) {
-      skipping = pending.length + rest.length;
-      pending = "";
-    } else pending += rest;
-  };
-  for await (const chunk of stream as AsyncIterable<Buffer | string>) {
-    yield* take(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
-  }
-  yield* take(decoder.decode());
-  if (skipping > 0) yield { line: line + 1, tooLong: skipping };
-  else if (pending !== "") yield { line: line + 1, text: pending.endsWith("\r") ? pending.slice(0, -1) : pending };
 }
 
 /** The item of one line; null for a blank line. Throws InputLineError. */

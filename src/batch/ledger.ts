@@ -22,7 +22,7 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { UsageError } from "../errors.js";
 import { atomicTempPath } from "../atomic-write.js";
-import { readInputLines } from "./input.js";
+import { readTextLines } from "./lines.js";
 import { FINAL_STATUSES, type BatchResult, type BatchStatus } from "./types.js";
 
 const SYNC_EVERY_MS = 1000;
@@ -60,7 +60,7 @@ export async function openLedger(file: string, resume: boolean): Promise<Ledger>
   if (!resume) throw new UsageError(`-o ${file} already holds results: add --resume to continue that batch, or name a new file`);
   ledger.repairedTornLine = await cutTornLine(file, size);
   let pending = 0;
-  for await (const input of readInputLines(file)) {
+  for await (const input of readTextLines(file)) {
     if ("tooLong" in input) throw notResults(file, input.line, "the line is too long");
     if (input.text.trim() === "") continue;
     const { id, status } = resultKey(file, input.line, input.text);
@@ -123,7 +123,7 @@ async function cutTornLine(file: string, size: number): Promise<boolean> {
 async function dropUnfinished(file: string): Promise<void> {
   const temp = atomicTempPath(file);
   const out = createWriteStream(temp, { flags: "wx", mode: 0o600 });
-  for await (const input of readInputLines(file)) {
+  for await (const input of readTextLines(file)) {
     if ("tooLong" in input || input.text.trim() === "") continue;
     if (!FINAL_STATUSES.has(resultKey(file, input.line, input.text).status)) continue;
     if (!out.write(`${input.text}\n`)) await once(out, "drain");

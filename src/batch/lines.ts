@@ -12,19 +12,30 @@
  *   at most CHECKPOINT_LINES lines.
  * - A line longer than MAX_LINE_BYTES is reported by its length (`tooLong`) and skipped without
  *   being held: the buffer never grows past MAX_LINE_BYTES + one chunk.
- * - Chunks are read synchronously (a 4 MiB read of a cached file is a copy; the hop to libuv's
- *   thread pool and back cost more than the read on a loaded machine), and every YIELD_EVERY
- *   chunks `next` waits for the event loop's next turn, so signals and timers still run.
+ * - `textLines` / `readTextLines` give the lines as text (UTF-8, each line decoded on its own):
+ *   the one way batch code reads a JSONL file line by line (the input's run pass, the results
+ *   file as ledger, `batch merge`), streamed, so a file of any size is never held whole.
+ * - The next chunk is read (by libuv's thread pool) while this one is scanned, into the other of
+ *   two buffers: on two cores the copy out of the page cache and the scan run side by side
+ *   (measured: 1 GB of 100-byte lines split in 1.2 s with synchronous reads, 0.5 s this way, at
+ *   load 6). Each buffer keeps HEAD_BYTES of room before its data, where the unfinished line of
+ *   the chunk before is copied, so a line is always contiguous; a longer unfinished line is
+ *   joined with the next chunk in a buffer of its own. Awaiting each read lets signals and
+ *   timers run between chunks.
  */
 import { openSync, readSync, closeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Room before a chunk's data for the unfinished line of the chunk before (a longer one is joined in a buffer of its own). */
+const HEAD_BYTES = 64 * 1024;
 export const CHECKPOINT_LINES = 1024;
-const YIELD_EVERY = 4;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
+
+/** One line as text, by its 1-based number: its text, or (past MAX_LINE_BYTES) its length. */
+export type InputLine = { line: number; text: string } | { line: number; tooLong: number };
 
 /** Receives every line of one chunk; `start`..`end` are the line's bytes in `buffer` (no `\r\n`). */
 export interface LineVisitor {
@@ -34,17 +45,29 @@ export interface LineVisitor {
 
 /** Reads a file's lines chunk by chunk (see module rules). */
 export class LineReader {
-  private buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-  /** Bytes of an unfinished line kept at the start of `buffer`. */
+  /** The two read buffers, each with room before its data for the unfinished line of the chunk before. */
+  private readonly first = Buffer.allocUnsafe(HEAD_BYTES + CHUNK_BYTES);
+  private readonly second = Buffer.allocUnsafe(HEAD_BYTES + CHUNK_BYTES);
+  /** The buffer being scanned: a read buffer, or `wide`. */
+  private buffer: Buffer = this.second;
+  /** The read buffer the next chunk is read into while `buffer` is scanned. */
+  private spare = this.first;
+  /** For an unfinished line longer than HEAD_BYTES: a buffer it and the next chunk are joined in (grown as needed). */
+  private wide: Buffer | undefined;
+  /** The read into `spare` under way: its byte count. */
+  private pending: Promise<number> | undefined;
+  /** The unfinished line: `carry` bytes at `carryAt` in `buffer`. */
+  private carryAt = 0;
   private carry = 0;
   /** The file offset of buffer[0]. */
   private base = 0;
+  /** The file offset up to which chunks were taken (the next read's position once `pending` is done). */
+  private taken = 0;
   private lineNumber = 0;
   /** While skipping a line that is too long: its bytes so far (0: not skipping). */
   private skipping = 0;
   private skipOffset = 0;
   private ended = false;
-  private chunks = 0;
   /** checkpoints[k]: the offset of line k × CHECKPOINT_LINES + 1. */
   readonly checkpoints: number[] = [];
 
@@ -59,9 +82,9 @@ export class LineReader {
     return (await this.handle.stat()).size;
   }
 
-  /** Bytes read so far, as lines or the unfinished line kept (the file offset of the buffer's end). */
+  /** Bytes taken so far, as lines or the unfinished line kept. */
   get bytesRead(): number {
-    return this.base + this.carry;
+    return this.taken;
   }
 
   /** Lines read so far. */
@@ -69,16 +92,48 @@ export class LineReader {
     return this.lineNumber;
   }
 
+  /** Starts reading the next chunk into `spare`. */
+  private readAhead(): void {
+    const into = this.spare;
+    const position = this.taken;
+    this.pending = this.handle.read(into, HEAD_BYTES, CHUNK_BYTES, position).then((r) => r.bytesRead);
+  }
+
   /** Reads the next chunk and hands its complete lines to `visitor`; false once the file is done. */
   async next(visitor: LineVisitor): Promise<boolean> {
     if (this.ended) return false;
-    if (this.carry === this.buffer.length) this.growOrSkip();
-    if (++this.chunks % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
-    const bytesRead = readSync(this.handle.fd, this.buffer, this.carry, this.buffer.length - this.carry, null);
-    let end = this.carry + bytesRead;
-    let start = 0;
-    if (this.base === 0 && this.carry === 0 && this.lineNumber === 0 && end >= 3 && this.buffer[0] === 0xef && this.buffer[1] === 0xbb && this.buffer[2] === 0xbf) start = 3;
-    const buffer = this.buffer;
+    if (!this.pending) this.readAhead();
+    const bytesRead = await this.pending!;
+    this.pending = undefined;
+    const incoming = this.spare;
+    const dataOffset = this.taken;
+    this.taken += bytesRead;
+    // The unfinished line goes right before the new data: into the head room, or (longer) into `wide` with the data after it.
+    let buffer: Buffer;
+    let start: number;
+    let end: number;
+    if (this.carry <= HEAD_BYTES) {
+      this.buffer.copy(incoming, HEAD_BYTES - this.carry, this.carryAt, this.carryAt + this.carry);
+      buffer = incoming;
+      start = HEAD_BYTES - this.carry;
+      end = HEAD_BYTES + bytesRead;
+      this.base = dataOffset - HEAD_BYTES;
+    } else {
+      const size = this.carry + bytesRead;
+      if (!this.wide || this.wide.length < size) this.wide = Buffer.allocUnsafe(Math.max(size, (this.wide?.length ?? 0) * 2));
+      this.buffer.copy(this.wide, 0, this.carryAt, this.carryAt + this.carry);
+      incoming.copy(this.wide, this.carry, HEAD_BYTES, HEAD_BYTES + bytesRead);
+      buffer = this.wide;
+      start = 0;
+      end = size;
+      this.base = dataOffset - this.carry;
+    }
+    this.buffer = buffer;
+    // The other read buffer is free now (the unfinished line is copied out of it).
+    this.spare = incoming === this.first ? this.second : this.first;
+    // The file's next chunk is read while this one is scanned.
+    if (bytesRead > 0) this.readAhead();
+    if (dataOffset === 0 && bytesRead >= 3 && buffer[start] === 0xef && buffer[start + 1] === 0xbb && buffer[start + 2] === 0xbf) start += 3;
     for (let at = buffer.indexOf(NEWLINE, start); at >= 0 && at < end; at = buffer.indexOf(NEWLINE, start)) {
       this.emit(visitor, start, at);
       start = at + 1;
@@ -88,18 +143,20 @@ export class LineReader {
       if (this.skipping > 0) {
         if (this.lineNumber % CHECKPOINT_LINES === 0) this.checkpoints.push(this.skipOffset);
         visitor.tooLong(++this.lineNumber, this.skipping + (end - start), this.skipOffset);
-      }
-      else if (end > start) this.emit(visitor, start, end);
+      } else if (end > start) this.emit(visitor, start, end);
       await this.close();
       return false;
     }
     if (this.skipping > 0) {
       this.skipping += end - start;
-      this.base += end;
-      end = start = 0;
+      start = end;
+    } else if (end - start > MAX_LINE_BYTES) {
+      // The unfinished line is too long: skip it, holding none of it.
+      this.skipping = end - start;
+      this.skipOffset = this.base + start;
+      start = end;
     }
-    buffer.copy(buffer, 0, start, end);
-    this.base += start;
+    this.carryAt = start;
     this.carry = end - start;
     return true;
   }
@@ -119,24 +176,36 @@ export class LineReader {
     else visitor.line(this.buffer, start, end, line, offset);
   }
 
-  /** The buffer is full of one unfinished line: grow it, or start skipping the line once it is too long. */
-  private growOrSkip(): void {
-    if (this.carry > MAX_LINE_BYTES) {
-      this.skipping = this.carry;
-      this.skipOffset = this.base;
-      this.base += this.carry;
-      this.carry = 0;
-      return;
-    }
-    const bigger = Buffer.allocUnsafe(Math.min(this.buffer.length * 2, MAX_LINE_BYTES + CHUNK_BYTES));
-    this.buffer.copy(bigger, 0, 0, this.carry);
-    this.buffer = bigger;
-  }
-
   async close(): Promise<void> {
     this.ended = true;
+    await this.pending?.catch(() => {});
+    this.pending = undefined;
     await this.handle.close().catch(() => {});
   }
+}
+
+/** The lines `reader` reads, as text (see module rules); the reader is closed at the end. */
+export async function* textLines(reader: LineReader): AsyncGenerator<InputLine> {
+  let lines: InputLine[] = [];
+  const visitor: LineVisitor = {
+    line: (buffer, start, end, line) => void lines.push({ line, text: buffer.toString("utf8", start, end) }),
+    tooLong: (line, bytes) => void lines.push({ line, tooLong: bytes }),
+  };
+  try {
+    for (let more = true; more;) {
+      more = await reader.next(visitor);
+      const chunk = lines;
+      lines = [];
+      yield* chunk;
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
+/** The lines of `file`, as text (see module rules). */
+export async function* readTextLines(file: string): AsyncGenerator<InputLine> {
+  yield* textLines(await LineReader.open(file));
 }
 
 /** The bytes of line `line` of `file` (no `\r\n`), read again from the reader's `checkpoints`; undefined past the end or when too long. */

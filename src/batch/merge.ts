@@ -16,7 +16,7 @@ import { createWriteStream } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { once } from "node:events";
 import { atomicTempPath } from "../atomic-write.js";
-import { readInputLines } from "./input.js";
+import { readTextLines } from "./lines.js";
 import { resultKey } from "./ledger.js";
 import { entries, idOf } from "./runner.js";
 import { FINAL_STATUSES } from "./types.js";
@@ -56,7 +56,7 @@ export async function mergeResults(files: string[], output: string, input?: stri
   const out = createWriteStream(temp, { flags: "wx", mode: 0o644 });
   try {
     for (const file of files) {
-      for await (const line of readInputLines(file)) {
+      for await (const line of readTextLines(file)) {
         if (!("tooLong" in line) && line.text.trim() === "") continue;
         let key: { id: string; status: string };
         try {

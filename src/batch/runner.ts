@@ -4,11 +4,16 @@
  *
  * Rules:
  * - The check pass (`checkInput`) reads the whole input once, streamed, before anything runs,
- *   and keeps only the ids (./id-index.ts): every line's id is read and repeated ids are found,
+ *   and keeps only the ids (./staged-ids.ts): every line's id is read and repeated ids are found,
  *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes
- *   are also parsed and prepared whole (a bad line, a template placeholder without a value);
- *   past them only the id is read (./line-id.ts), so a big input starts at once. Bad lines are
- *   reported together (at most MAX_REPORTED), unless `skipBadLines`.
+ *   are also parsed and prepared whole (a bad line, a template placeholder without a value; their
+ *   repeats found at once, ./id-index.ts); past them only the id is read, from the line's bytes
+ *   (./line-id.ts), and staged, so a big input starts at once. Bad lines are reported together,
+ *   in line order (at most MAX_REPORTED), unless `skipBadLines`.
+ * - A bad line is counted, and belongs to a shard, by the id it names when that id can be read
+ *   (the parse got that far, or the fast path reads it: what the check counted for a line read
+ *   for its id only), else by `line:N`; its result is `line:N` either way. So the check's total
+ *   is the run pass's, also when the run pass finds a line bad that the check read the id of.
  * - The run pass (`runItems`) reads the input again, streamed, and applies the same rules in the
  *   same order, every line parsed and prepared whole; under `skipBadLines` (or without the check
  *   pass) a bad line becomes an error result with the id `line:N`, and a repeated id the same, so
@@ -19,10 +24,11 @@
  *   are the caller's to stop (their own signal).
  * - Results are counted into the summary as they are written; `usage` sums every item's.
  */
-import { InputLineError, parseItem, type InputLine } from "./input.js";
-import { IdIndex } from "./id-index.js";
-import { lineId } from "./line-id.js";
-import { LineReader, lineAt } from "./lines.js";
+import { idOfText, InputLineError, parseItem } from "./input.js";
+import { hashId, hashIdBytes, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
+import { partitionsFor, StagedIds } from "./staged-ids.js";
+import { BLANK, fastLineId, IdSpanReader, LINE_NUMBER, lineId, SPAN } from "./line-id.js";
+import { LineReader, lineAt, textLines } from "./lines.js";
 import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
@@ -57,21 +63,31 @@ export interface CheckReport {
   /** The first line of which only the id was checked (past `fullCheckBytes`); absent when every line was checked whole. */
   idsOnlyFrom?: number;
   /** The ids the check counted, each with its line: the run pass holds every line to them. */
-  index: IdIndex;
+  index: IdOwners;
 }
 
-export type Entry = { item: BatchItem } | { bad: InputLineError; id: string };
+/** An item, or a bad line: recorded as `id` (`line:N`), counted in the shard of `key` (see module rules). */
+export type Entry = { item: BatchItem } | { bad: InputLineError; id: string; key: string };
 
-/** An empty id index over the lines `reader` reads (a line is read again only to tell two ids of one hash apart). */
-function idIndexOf(file: string, reader: LineReader): IdIndex {
-  return new IdIndex((line) => {
+/** The id of line `line` of `file`, read again from `reader`'s checkpoints (only to tell two ids of one hash apart). */
+function idReader(file: string, reader: LineReader): (line: number) => string | undefined {
+  return (line) => {
     try {
       const bytes = lineAt(file, line, reader.checkpoints);
       return bytes ? lineId(bytes, 0, bytes.length, line) ?? undefined : undefined;
     } catch {
       return undefined;
     }
-  });
+  };
+}
+
+/**
+ * The id a bad line is counted and sharded by (see module rules): the id the line names when it
+ * can be read (the parse got that far, or the check's fast path reads it), else `line:N`.
+ */
+function badLineKey(error: InputLineError, bytes: Buffer, start: number, end: number): string {
+  if (error.id !== undefined) return error.id;
+  return fastLineId(bytes, start, end, error.line) ?? `line:${error.line}`;
 }
 
 function repeatedId(line: number, id: string): InputLineError {
@@ -82,44 +98,42 @@ function repeatedId(line: number, id: string): InputLineError {
  * The input's items and bad lines, in order, with a repeated id as a bad line (see module rules).
  * `checked`: the check pass's ids; each line's id must be the one it counted for that line.
  */
-export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdIndex): AsyncGenerator<Entry> {
+export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdOwners): AsyncGenerator<Entry> {
   const reader = await LineReader.open(source.file);
-  const index = checked ?? idIndexOf(source.file, reader);
-  let lines: InputLine[] = [];
-  const visitor = {
-    line: (buffer: Buffer, start: number, end: number, line: number) => void lines.push({ line, text: buffer.toString("utf8", start, end) }),
-    tooLong: (line: number, bytes: number) => void lines.push({ line, tooLong: bytes }),
-  };
-  try {
-    for (let more = true; more;) {
-      more = await reader.next(visitor);
-      const chunk = lines;
-      lines = [];
-      for (const input of chunk) {
-        let item: BatchItem | null;
-        try {
-          item = parseItem(input);
-          if (item === null) continue;
-          if (checked) {
-            const owner = checked.owner(item.id, item.line);
-            if (owner >= 0 && owner < item.line) throw repeatedId(item.line, item.id);
-            if (owner !== item.line) throw new InputLineError(item.line, "this id is not the one the check pass read from this line (was the input changed while the batch ran?)", item.id);
-          } else if (!index.add(item.id, item.line)) throw repeatedId(item.line, item.id);
-          try {
-            source.prepare(item);
-          } catch (error) {
-            throw new InputLineError(item.line, (error as Error).message, item.id);
-          }
-        } catch (error) {
-          if (!(error instanceof InputLineError)) throw error;
-          yield { bad: error, id: `line:${input.line}` };
-          continue;
+  /** Without a check, the run pass finds the repeats itself. */
+  const index = checked ? undefined : new IdIndex(idReader(source.file, reader));
+  for await (const input of textLines(reader)) {
+    let item: BatchItem | null;
+    const lineKey = `line:${input.line}`;
+    let key = lineKey;
+    try {
+      try {
+        item = parseItem(input);
+      } catch (error) {
+        if (error instanceof InputLineError && "text" in input) {
+          const bytes = Buffer.from(input.text);
+          key = badLineKey(error, bytes, 0, bytes.length);
         }
-        yield { item };
+        throw error;
       }
+      if (item === null) continue;
+      if (checked) {
+        const owner = checked.owner(item.id, item.line);
+        if (owner >= 0 && owner < item.line) throw repeatedId(item.line, item.id);
+        if (owner !== item.line) throw new InputLineError(item.line, "this id is not the one the check pass read from this line (was the input changed while the batch ran?)", item.id);
+      } else if (!index!.add(item.id, item.line)) throw repeatedId(item.line, item.id);
+      try {
+        source.prepare(item);
+      } catch (error) {
+        key = item.id;
+        throw new InputLineError(item.line, (error as Error).message, item.id);
+      }
+    } catch (error) {
+      if (!(error instanceof InputLineError)) throw error;
+      yield { bad: error, id: lineKey, key };
+      continue;
     }
-  } finally {
-    await reader.close();
+    yield { item };
   }
 }
 
@@ -135,63 +149,110 @@ function inShard(source: BatchSource, id: string): boolean {
 /** The check pass (see module rules); `signal` ends it early (the report then counts what was read). */
 export async function checkInput(source: BatchSource, signal?: AbortSignal): Promise<CheckReport> {
   const reader = await LineReader.open(source.file);
-  const index = idIndexOf(source.file, reader);
+  const idAt = idReader(source.file, reader);
+  const size = await reader.size();
+  /** Every id, staged (the run pass's `owner`); the lines parsed whole also go to `early` at once, which finds their repeats in line order. */
+  const index = new StagedIds(idAt, partitionsFor(size));
+  const early = new IdIndex(idAt);
   const report: CheckReport = { total: 0, skipped: 0, lines: 0, problems: [], problemCount: 0, index };
   const fullBytes = source.fullCheckBytes ?? FULL_CHECK_BYTES;
-  const count = (id: string) => {
-    report.lines++;
+  /** The shard and the ledger need the id as a string; without either, an id read from bytes stays bytes. */
+  const needsIds = (source.shard !== undefined && source.shard.count > 1) || source.done.size > 0;
+  const count = (id: string, by = 1) => {
+    report.lines += by;
     if (!inShard(source, id)) return;
-    report.total++;
-    if (source.done.has(id)) report.skipped++;
+    report.total += by;
+    if (source.done.has(id)) report.skipped += by;
   };
-  const bad = (error: unknown, line: number) => {
+  /** Bad lines in line order: those of the scan, then the repeats `resolve` finds (merged by line at the end). */
+  const problems: Array<{ line: number; message: string }> = [];
+  const repeats: Array<{ line: number; message: string }> = [];
+  const bad = (error: unknown, key: string) => {
     if (!(error instanceof InputLineError)) throw error;
     report.problemCount++;
-    if (report.problems.length < MAX_REPORTED) report.problems.push(error.message);
-    count(`line:${line}`);
+    if (problems.length < MAX_REPORTED) problems.push({ line: error.line, message: error.message });
+    count(key);
   };
+  const spans = new IdSpanReader();
+  const hashed = new Int32Array(2);
   const visitor = {
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
-      let id: string | null;
-      try {
-        if (offset + (end - start) <= fullBytes) {
-          const item = parseItem({ line, text: buffer.toString("utf8", start, end) });
-          if (item === null) return;
-          if (!index.add(item.id, line)) throw repeatedId(line, item.id);
-          try {
-            source.prepare(item);
-          } catch (error) {
-            throw new InputLineError(line, (error as Error).message, item.id);
-          }
-          id = item.id;
-        } else {
-          report.idsOnlyFrom ??= line;
-          id = lineId(buffer, start, end, line);
-          if (id === null) return;
-          if (!index.add(id, line)) throw repeatedId(line, id);
+      if (offset + (end - start) > fullBytes) {
+        report.idsOnlyFrom ??= line;
+        const kind = spans.read(buffer, start, end, offset - start);
+        if (kind === BLANK) return;
+        if (kind === SPAN || kind === LINE_NUMBER) {
+          if (kind === SPAN) hashIdBytes(buffer, spans.idStart, spans.idEnd, hashed);
+          else hashLineNumber(line, hashed);
+          index.stage(hashed[0]!, hashed[1]!, line);
+          if (!needsIds) {
+            report.lines++;
+            report.total++;
+          } else count(kind === SPAN ? buffer.toString("latin1", spans.idStart, spans.idEnd) : String(line));
+          return;
         }
-      } catch (error) {
-        bad(error, line);
+        let id: string | null;
+        try {
+          id = idOfText(buffer.toString("utf8", start, end), line);
+        } catch (error) {
+          bad(error, `line:${line}`);
+          return;
+        }
+        if (id === null) return;
+        hashId(id, hashed);
+        index.stage(hashed[0]!, hashed[1]!, line);
+        count(id);
         return;
       }
-      count(id);
+      let item: BatchItem | null;
+      try {
+        item = parseItem({ line, text: buffer.toString("utf8", start, end) });
+      } catch (error) {
+        bad(error, error instanceof InputLineError ? badLineKey(error, buffer, start, end) : "");
+        return;
+      }
+      if (item === null) return;
+      if (!early.add(item.id, line)) {
+        bad(repeatedId(line, item.id), `line:${line}`);
+        return;
+      }
+      hashId(item.id, hashed);
+      index.stage(hashed[0]!, hashed[1]!, line);
+      try {
+        source.prepare(item);
+      } catch (error) {
+        bad(new InputLineError(line, (error as Error).message, item.id), item.id);
+        return;
+      }
+      count(item.id);
     },
     tooLong(line: number, bytes: number) {
       try {
         parseItem({ line, tooLong: bytes });
       } catch (error) {
-        bad(error, line);
+        bad(error, `line:${line}`);
       }
     },
   };
   try {
-    // The first chunk tells the average line length: the id table is sized for the whole file at once.
-    const size = await reader.size();
-    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.reserve(Math.ceil((size / reader.bytesRead) * reader.lines));
+    // The first chunk tells the average line length: the queues are sized for the whole file at once.
+    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.expect(Math.ceil((size / reader.bytesRead) * reader.lines));
     while (!signal?.aborted && (await reader.next(visitor)));
   } finally {
     await reader.close();
   }
+  // The repeats among the lines read for ids only: each is a bad line instead of its id's item.
+  index.resolve((line, id) => {
+    report.problemCount++;
+    if (repeats.length < MAX_REPORTED || line < repeats[repeats.length - 1]!.line) {
+      repeats.push({ line, message: repeatedId(line, id).message });
+      repeats.sort((a, b) => a.line - b.line);
+      repeats.length = Math.min(repeats.length, MAX_REPORTED);
+    }
+    count(id, -1);
+    count(`line:${line}`);
+  });
+  report.problems = [...problems, ...repeats].sort((a, b) => a.line - b.line).slice(0, MAX_REPORTED).map((p) => p.message);
   return report;
 }
 
@@ -207,7 +268,7 @@ export interface RunItemsOptions {
   onStart?(item: BatchItem): void;
   stopStarting: AbortSignal;
   /** The check pass's ids (its report's `index`), when it ran. */
-  checked?: IdIndex;
+  checked?: IdOwners;
 }
 
 export interface RunTally extends Omit<BatchSummary, "durationMs" | "total"> {
@@ -237,7 +298,7 @@ export async function runItems(options: RunItemsOptions, tally: RunTally): Promi
       const step = await iterator.next();
       if (step.done || stopStarting.aborted) return null;
       const id = idOf(step.value);
-      if (!inShard(source, id)) continue;
+      if (!inShard(source, "bad" in step.value ? step.value.key : id)) continue;
       tally.seen++;
       if (source.done.has(id)) {
         tally.skipped++;

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINT_LINES, LineReader, lineAt, MAX_LINE_BYTES } from "../../src/batch/lines.js";
-import { IdIndex } from "../../src/batch/id-index.js";
+import { hashId, IdIndex, type IdHash, type IdOwners } from "../../src/batch/id-index.js";
+import { partitionsFor, StagedIds } from "../../src/batch/staged-ids.js";
 import { checkInput, entries, type BatchSource } from "../../src/batch/runner.js";
 
 let dir: string;
@@ -62,6 +63,29 @@ describe("LineReader", () => {
   });
 });
 
+describe("LineReader across chunks", () => {
+  it("gives every line whole with its offset, whatever its length against the read chunk and the head room (short, ~64 KiB, ~5 MiB lines, CRLF)", async () => {
+    let seed = 7;
+    const random = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const texts: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const kind = random(20);
+      const length = kind === 0 ? 64 * 1024 - 2 + random(5) : kind === 1 ? 60 * 1024 + random(10 * 1024) : kind === 2 && i % 50 === 0 ? 5 * 1024 * 1024 + random(1000) : random(3000);
+      texts.push(`${i}:`.padEnd(length, String.fromCharCode(97 + (i % 26))));
+    }
+    const content = texts.map((t, i) => (i % 7 === 0 ? `${t}\r\n` : `${t}\n`)).join("");
+    const path = await file(content);
+    const { lines, reader } = await readAll(path);
+    expect(lines.map((l) => l.text)).toEqual(texts);
+    let offset = 0;
+    lines.forEach((l, i) => {
+      expect(l.offset, `line ${i + 1}`).toBe(offset);
+      offset += Buffer.byteLength(texts[i]!) + (i % 7 === 0 ? 2 : 1);
+    });
+    for (const line of [1, 2, 200, 399, 400]) expect(lineAt(path, line, reader.checkpoints)?.toString()).toBe(texts[line - 1]);
+  });
+});
+
 describe("IdIndex", () => {
   it("tells apart ids whose hashes meet by reading the earlier line again, and finds real repeats", () => {
     const byLine = new Map<number, string>();
@@ -90,7 +114,7 @@ describe("IdIndex", () => {
 
 describe("the check pass past its full part, and the run pass after it", () => {
   const source = (path: string, extra: Partial<BatchSource> = {}): BatchSource => ({ file: path, done: new Map(), prepare: () => {}, ...extra });
-  const collect = async (s: BatchSource, checked?: IdIndex) => {
+  const collect = async (s: BatchSource, checked?: IdOwners) => {
     const out: string[] = [];
     for await (const entry of entries(s, checked)) out.push("item" in entry ? entry.item.id : `${entry.id}: ${entry.bad.reason}`);
     return out;
@@ -117,5 +141,78 @@ describe("the check pass past its full part, and the run pass after it", () => {
       'line:3: the id "a" is used by an earlier line too: ids must be unique',
       "line:4: this id is not the one the check pass read from this line (was the input changed while the batch ran?)",
     ]);
+  });
+});
+
+describe("StagedIds (the check pass's ids read from bytes)", () => {
+  const hashOf = (id: string) => {
+    const out = new Int32Array(2);
+    hashId(id, out);
+    return out;
+  };
+
+  it("finds repeats across parts, tells apart ids whose kept hashes meet by reading both lines again, and answers owner", () => {
+    const byLine = new Map<number, string>();
+    const reads: number[] = [];
+    const weak: IdHash = (id, out) => void out.set(id.startsWith("weak") ? [7, 7] : hashOf(id));
+    const ids = new StagedIds((line) => (reads.push(line), byLine.get(line)), 8, weak);
+    const stage = (id: string, line: number) => {
+      byLine.set(line, id);
+      const out = new Int32Array(2);
+      weak(id, out);
+      ids.stage(out[0]!, out[1]!, line);
+    };
+    ids.expect(20);
+    ["a", "weak-1", "b", "weak-2", "a", "weak-1", "c", "weak-2", "weak-3"].forEach((id, i) => stage(id, i + 1));
+    expect(reads).toEqual([]); // nothing is read again while staging
+    const repeats: Array<[number, string, number]> = [];
+    ids.resolve((line, id, owner) => repeats.push([line, id, owner]));
+    expect(repeats.sort((x, y) => x[0] - y[0])).toEqual([[5, "a", 1], [6, "weak-1", 2], [8, "weak-2", 4]]);
+    expect(ids.size).toBe(9);
+    expect([ids.owner("a", 1), ids.owner("a", 5), ids.owner("weak-2", 4), ids.owner("weak-2", 8), ids.owner("weak-3", 9), ids.owner("d", 10), ids.owner("weak-4", 10)]).toEqual([1, 1, 4, 4, 9, -1, -1]);
+  });
+
+  it("reads no line again when only the kept half of two hashes meets (their marks differ)", () => {
+    const reads: number[] = [];
+    const ids = new StagedIds((line) => (reads.push(line), `id-${line}`), 4, (id, out) => void out.set([Number(id.slice(3)), 7]));
+    for (let line = 1; line <= 50; line++) ids.stage(line, 7, line);
+    let repeats = 0;
+    ids.resolve(() => repeats++);
+    expect([repeats, reads.length]).toEqual([0, 0]);
+    expect([ids.owner("id-20", 20), ids.owner("id-51", 51)]).toEqual([20, -1]);
+    expect(reads).toEqual([]);
+  });
+
+  it("holds many ids in one part or many, and grows a part past what expect() sized", () => {
+    for (const partitions of [1, 64]) {
+      const ids = new StagedIds(() => undefined, partitions);
+      ids.expect(2 ** 42); // more than one buffer may hold: the queues grow as ids come instead
+      ids.expect(100);
+      for (let i = 1; i <= 30_000; i++) {
+        const out = hashOf(`id-${i}`);
+        ids.stage(out[0]!, out[1]!, i);
+      }
+      let repeats = 0;
+      ids.resolve(() => repeats++);
+      expect(repeats).toBe(0);
+      expect(ids.owner("id-1", 1)).toBe(1);
+      expect(ids.owner("id-29999", 29_999)).toBe(29_999);
+      expect(ids.owner("id-30001", 30_001)).toBe(-1);
+    }
+    expect([partitionsFor(0), partitionsFor(64 * 2 ** 20), partitionsFor(64 * 2 ** 20 + 1), partitionsFor(2 ** 30), partitionsFor(2 ** 40)]).toEqual([1, 1, 2, 16, 256]);
+  });
+
+  it("the check pass reports the bad lines in line order, repeats found after the scan among them, the first 10 and the count", async () => {
+    const lines = ['{"id":"a"}', "{broken", '{"id":"a"}', "plain", '{"id":"b"}', "{broken", ...Array.from({ length: 12 }, () => '{"id":"b"}')];
+    const path = await file(lines.join("\n"));
+    for (const fullCheckBytes of [0, Infinity]) {
+      const report = await checkInput({ file: path, done: new Map(), prepare: () => {}, fullCheckBytes });
+      expect(report.problemCount).toBe(2 + 1 + 12);
+      expect(report.problems[0]).toMatch(/^line 2: not valid JSON/);
+      expect(report.problems[1]).toBe('line 3: the id "a" is used by an earlier line too: ids must be unique');
+      expect(report.problems[2]).toMatch(/^line 6: not valid JSON/);
+      expect(report.problems.slice(3)).toEqual(Array.from({ length: 7 }, (_, i) => `line ${7 + i}: the id "b" is used by an earlier line too: ids must be unique`));
+      expect(report).toMatchObject({ total: lines.length, lines: lines.length });
+    }
   });
 });

@@ -1,15 +1,27 @@
 /**
- * The batch input (src/batch/input.ts): streamed lines (CRLF, no final newline, a UTF-8
- * character split across chunks, a line over the cap skipped without being held), and each
- * line form with its errors naming the line.
+ * The batch input (src/batch/input.ts, lines read by src/batch/lines.ts): streamed lines as text
+ * (CRLF, no final newline, a UTF-8 character across a read chunk's end, a line over the cap
+ * skipped without being held), and each line form with its errors naming the line.
  */
-import { Readable } from "node:stream";
-import { describe, expect, it } from "vitest";
-import { InputLineError, MAX_LINE_CHARS, parseItem, readInputLines, type InputLine } from "../../src/batch/input.js";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InputLineError, parseItem } from "../../src/batch/input.js";
+import { MAX_LINE_BYTES, readTextLines, type InputLine } from "../../src/batch/lines.js";
 
-async function lines(chunks: Array<string | Buffer>): Promise<InputLine[]> {
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "yiem-input-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+let files = 0;
+async function lines(parts: Array<string | Buffer>): Promise<InputLine[]> {
+  const file = join(dir, `lines-${++files}.jsonl`);
+  await writeFile(file, Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : part))));
   const out: InputLine[] = [];
-  for await (const line of readInputLines(Readable.from(chunks, { objectMode: true }))) out.push(line);
+  for await (const line of readTextLines(file)) out.push(line);
   return out;
 }
 
@@ -24,8 +36,8 @@ const failure = (text: string, line = 1) => {
   throw new Error("no error");
 };
 
-describe("readInputLines", () => {
-  it("splits at \\n across chunks, drops a \\r before it, keeps a last line without newline, numbers blank lines too", async () => {
+describe("readTextLines", () => {
+  it("splits at \\n, drops a \\r before it, keeps a last line without newline, numbers blank lines too", async () => {
     expect(await lines(["a\r\nb", "c\n\n", "last"])).toEqual([
       { line: 1, text: "a" },
       { line: 2, text: "bc" },
@@ -34,15 +46,15 @@ describe("readInputLines", () => {
     ]);
   });
 
-  it("decodes a UTF-8 character split between chunks", async () => {
-    const bytes = Buffer.from("é€😀\n", "utf8");
-    expect(await lines([bytes.subarray(0, 1), bytes.subarray(1, 4), bytes.subarray(4)])).toEqual([{ line: 1, text: "é€😀" }]);
+  it("decodes a UTF-8 character that a read chunk's end splits (a line is decoded whole)", async () => {
+    const pad = "p".repeat(4 * 1024 * 1024 - 1); // the first 4 MiB chunk ends inside "é"
+    expect(await lines([`${pad}é€😀\n`, "next"])).toEqual([{ line: 1, text: `${pad}é€😀` }, { line: 2, text: "next" }]);
   });
 
   it("reports a line over the cap by its length, without holding it, and goes on with the next", async () => {
-    const big = "x".repeat(MAX_LINE_CHARS / 4);
+    const big = "x".repeat(MAX_LINE_BYTES / 4);
     const result = await lines(["ok\n", big, big, big, big, "y\nnext\n"]);
-    expect(result).toEqual([{ line: 1, text: "ok" }, { line: 2, tooLong: MAX_LINE_CHARS + 1 }, { line: 3, text: "next" }]);
+    expect(result).toEqual([{ line: 1, text: "ok" }, { line: 2, tooLong: MAX_LINE_BYTES + 1 }, { line: 3, text: "next" }]);
   });
 });
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openLedger, openResultsWriter } from "../../src/batch/ledger.js";
+import { mergeResults } from "../../src/batch/merge.js";
 import type { BatchResult } from "../../src/batch/types.js";
 
 let dir: string;
@@ -19,6 +20,34 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const result = (id: string, status: BatchResult["status"] = "ok", text = ""): BatchResult => ({ id, runId: `run-${id}`, status, stopReason: status === "ok" ? "completed" : status === "aborted" ? "aborted" : "error", text, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, durationMs: 1 });
 const line = (r: BatchResult) => `${JSON.stringify(r)}\n`;
+
+describe("the results file, read streamed (src/batch/lines.ts) by --resume and batch merge", () => {
+  // CRLF line ends (a file passed through a Windows tool), a result bigger than a 4 MiB read chunk, a torn last line.
+  const big = result("big", "ok", "b".repeat(5 * 1024 * 1024));
+  const crlf = (r: BatchResult) => `${JSON.stringify(r)}\r\n`;
+
+  it("--resume keeps every final result, the big one whole, drops the aborted one and the torn line", async () => {
+    const file = join(dir, "streamed-resume.jsonl");
+    await writeFile(file, crlf(result("a")) + crlf(big) + crlf(result("x", "aborted")) + line(result("c", "error")) + '{"id":"torn","sta');
+    const ledger = await openLedger(file, true);
+    expect(ledger).toMatchObject({ repairedTornLine: true, dropped: 1 });
+    expect([...ledger.done]).toEqual([["a", "ok"], ["big", "ok"], ["c", "error"]]);
+    expect(await readFile(file, "utf8")).toBe(line(result("a")) + line(big) + line(result("c", "error")));
+  });
+
+  it("batch merge writes the big result whole, reads CRLF lines, and names the torn line", async () => {
+    const one = join(dir, "streamed-1.jsonl");
+    const two = join(dir, "streamed-2.jsonl");
+    await writeFile(one, crlf(result("a")) + crlf(big) + '{"id":"torn","sta');
+    await writeFile(two, crlf(result("b")) + crlf(result("a")));
+    const out = join(dir, "streamed-all.jsonl");
+    const report = await mergeResults([one, two], out);
+    expect(report).toMatchObject({ results: 3, duplicateCount: 1, badLineCount: 1, complete: false });
+    expect(report.badLines).toEqual([`${one} line 3: not JSON: is this a yiem batch results file?`]);
+    expect(report.duplicates).toEqual([`a (${one} line 1; ${two} line 2)`]);
+    expect(await readFile(out, "utf8")).toBe(line(result("a")) + line(big) + line(result("b")));
+  });
+});
 
 describe("openLedger", () => {
   it("a missing or empty file starts a new batch; one with results needs --resume", async () => {

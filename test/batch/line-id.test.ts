@@ -6,7 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fastLineId, lineId } from "../../src/batch/line-id.js";
+import { fastLineId, IdSpanReader, lineId, LINE_NUMBER, SPAN, BLANK } from "../../src/batch/line-id.js";
+import { hashId, hashIdBytes, hashLineNumber } from "../../src/batch/id-index.js";
 import { InputLineError, parseItem } from "../../src/batch/input.js";
 
 const bytes = (text: string) => Buffer.from(text, "utf8");
@@ -96,5 +97,43 @@ describe("fastLineId", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it("property: one IdSpanReader over many lines of one buffer (remembering the next \\u and id\") reads each line as fastLineId reads it alone", () => {
+    const piece = fc.constantFrom('{"id":"a"', '{"id":"b","prompt":"p"', ',"id":"x"', ',"custom_id":"y"', '\\u0069', "\\", "id\"", "_id\"", "}", " ", "é", "plain", '{"custom_id":"c"');
+    const lineText = fc.array(piece, { maxLength: 6 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(fc.array(lineText, { minLength: 1, maxLength: 12 }), (texts) => {
+        const buffer = Buffer.from(texts.join("\n"));
+        const reader = new IdSpanReader();
+        let start = 0;
+        texts.forEach((text, i) => {
+          const end = start + Buffer.byteLength(text);
+          const kind = reader.read(buffer, start, end, 0);
+          const chained = kind === BLANK ? null : kind === LINE_NUMBER ? String(i + 1) : kind === SPAN ? buffer.toString("latin1", reader.idStart, reader.idEnd) : undefined;
+          expect(chained, text).toBe(fastLineId(Buffer.from(text), 0, Buffer.byteLength(text), i + 1));
+          start = end + 1;
+        });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("an id's hash from its bytes, or from a line number, is its hash as a string", () => {
+    const a = new Int32Array(2);
+    const b = new Int32Array(2);
+    fc.assert(
+      fc.property(fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 }), (id) => {
+        hashId(id, a);
+        const bytes = Buffer.from(`xx${id}yy`, "latin1");
+        hashIdBytes(bytes, 2, bytes.length - 2, b);
+        expect([...b]).toEqual([...a]);
+      }),
+    );
+    for (const n of [1, 9, 10, 12345, 2 ** 31 + 7]) {
+      hashId(String(n), a);
+      hashLineNumber(n, b);
+      expect([...b], String(n)).toEqual([...a]);
+    }
   });
 });

@@ -12,8 +12,9 @@ import { describe, expect, it } from "vitest";
 import { startChatServer } from "../support/chat-server.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
 import type { CliResult } from "../support/cli.js";
-import { useBatchProject, itemReply, readResults } from "../support/batch.js";
+import { assertBatchStream, useBatchProject, itemReply, readResults } from "../support/batch.js";
 import { FULL_CHECK_BYTES } from "../../src/batch/runner.js";
+import { shardOf } from "../../src/batch/shard.js";
 
 const PAD_LINES = 4;
 /** Each case reads and writes ~35 MB through the whole CLI a few times: slow on a loaded machine. */
@@ -71,5 +72,35 @@ describe("yiem batch on an input over the check pass's full part", () => {
     expect(full.code, full.stderr).toBe(2);
     expect(full.stderr).toContain(`line ${PAD_LINES + 1} (id "a"): unknown key "promt"`);
     expect(fixture.server.received.length).toBe(received);
+  }, CASE_TIMEOUT_MS);
+
+  it("under --shard, counts a line past it whose JSON is broken after a readable id in that id's shard: each shard's total is exact, and one shard records the line", async () => {
+    fixture.server = await startChatServer((request) => itemReply(request));
+    const good = Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `good-${i}`, prompt: `g${i}` }));
+    const brokenLine = (i: number) => PAD_LINES + 4 + i;
+    // Each broken line's id is in the other shard than its line:N, so that sharding it by line:N would count it in one shard and record it in the other.
+    const brokenIds = Array.from({ length: 8 }, (_, i) => {
+      let k = 0;
+      while (shardOf(`broken-${i}-${k}`, 2) === shardOf(`line:${brokenLine(i)}`, 2)) k++;
+      return `broken-${i}-${k}`;
+    });
+    const broken = brokenIds.map((id) => `{"id":"${id}","prompt":"x"`);
+    const tail = [...good.slice(0, 3), ...broken, ...good.slice(3)];
+    const recorded: string[] = [];
+    for (const shard of [1, 2]) {
+      const { input, results } = await bigInput(tail);
+      const r = await batch([input, "-o", results, "--shard", `${shard}/2`]);
+      expect([0, 1], r.stderr).toContain(r.code);
+      assertBatchStream(r.events);
+      const start = r.events[0] as unknown as { total: number; skipped: number };
+      const end = r.events.at(-1) as unknown as { total: number; ok: number; error: number; skipped: number; notRun: number };
+      const mine = brokenIds.filter((id) => shardOf(id, 2) === shard).length + good.filter((_, i) => shardOf(`good-${i}`, 2) === shard).length;
+      const padMine = Array.from({ length: PAD_LINES }, (_, i) => String(i + 1)).filter((id) => shardOf(id, 2) === shard).length;
+      expect(start).toMatchObject({ total: mine + padMine, skipped: padMine });
+      expect(end).toMatchObject({ total: mine + padMine, skipped: padMine, notRun: 0 });
+      expect(end.ok + end.error).toBe(mine);
+      recorded.push(...(await readResults(results)).slice(PAD_LINES).map((x) => x.id));
+    }
+    expect(recorded.sort()).toEqual([...good.map((_, i) => `good-${i}`), ...broken.map((_, i) => `line:${brokenLine(i)}`)].sort());
   }, CASE_TIMEOUT_MS);
 });

@@ -1,0 +1,191 @@
+/**
+ * The ids of a whole batch input as the check pass keeps them (docs/batch.md, "Bad lines, and the
+ * check pass"): 8 bytes an id, written in order and sorted once, instead of a hash table that a
+ * big input misses in the cache and the TLB on every line (and whose fresh pages cost more to
+ * fault in, on this machine, than the whole scan).
+ *
+ * Rules:
+ * - An id is kept as its 64-bit hash (./id-index.ts hashId, hashIdBytes: the same for an id
+ *   read from bytes or from a string) and its line: the first half's top bits choose one of
+ *   `partitions` parts, the part keeps the other 32-bit half with the line, as one unsigned
+ *   64-bit value (half << 32 | line) in a queue, and `marks[line]` keeps the first half's low 16
+ *   bits. Two lines are read again only when all of these meet (~52 bits of the hash: with 32
+ *   bits alone, 10 million ids gave ~700 pairs to read again).
+ * - `stage` appends; every line is staged once, in increasing line order. `resolve` sorts each
+ *   part (so equal halves sit together, the lowest line first) and decides: the first line of an
+ *   id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
+ *   kept hash meets are read again (`idAt`) and their ids compared, so two ids never count as one.
+ * - After `resolve`, `owner` is the run pass's question: the line that owns an id, or -1 when the
+ *   check never counted it.
+ * - The queues are sized from the expected number of ids (`expect`) so they rarely grow: memory
+ *   that is reserved but not written costs nothing.
+ */
+import { hashId, type IdHash, type IdOwners } from "./id-index.js";
+
+const MAX_PARTITION_BITS = 8;
+/** Input bytes a part is for: few parts, so that staging writes go to few places (a write to one of ~1,000 parts missed the TLB about every time: staging 10 million ids took 2.0 s with 1,024 parts); sorting smaller parts is a little faster. */
+const PART_BYTES = 64 * 1024 * 1024;
+const FIRST_QUEUE = 64;
+
+/** How many parts suit an input of `bytes` bytes: about one per PART_BYTES, a power of two (at most 256). */
+export function partitionsFor(bytes: number): number {
+  let bits = 0;
+  while (bits < MAX_PARTITION_BITS && 2 ** bits * PART_BYTES < bytes) bits++;
+  return 2 ** bits;
+}
+
+/** One part's queue: pairs [line, half] (little-endian words of half << 32 | line). */
+interface Part {
+  words: Uint32Array;
+  used: number;
+}
+
+export class StagedIds implements IdOwners {
+  private readonly parts: Part[];
+  private readonly shift: number;
+  private readonly hashed = new Int32Array(2);
+  /** marks[line]: the low 16 bits of the first hash half of line `line`'s id (see module rules). */
+  private marks = new Uint16Array(FIRST_QUEUE);
+  private lastRead = 0;
+  private lastId: string | undefined;
+
+  /**
+   * `idAt(line)`: the id of line `line`, read again (only when two kept hashes meet). `partitions`:
+   * a power of two (partitionsFor). `hash` must be the one the staged hashes were made with.
+   */
+  constructor(private readonly idAt: (line: number) => string | undefined, partitions = 1, private readonly hash: IdHash = hashId) {
+    const bits = Math.log2(partitions);
+    if (!Number.isInteger(bits) || bits > MAX_PARTITION_BITS) throw new RangeError(`partitions must be a power of two up to ${2 ** MAX_PARTITION_BITS}`);
+    this.shift = bits;
+    this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0 }));
+  }
+
+  /** How many lines are staged. */
+  get size(): number {
+    let words = 0;
+    for (const part of this.parts) words += part.used;
+    return words / 2;
+  }
+
+  /**
+   * Sizes the queues for about `ids` ids in all, with room to spare so that an uneven part need
+   * not grow: the queues are views of one buffer, whose pages are only faulted in where written.
+   */
+  expect(ids: number): void {
+    const each = (Math.ceil((ids / this.parts.length) * 1.25) + FIRST_QUEUE) * 2;
+    let shared: ArrayBuffer;
+    try {
+      if (this.marks.length < ids * 1.25) this.growMarks(Math.ceil(ids * 1.25) + FIRST_QUEUE);
+      shared = new ArrayBuffer(each * this.parts.length * 4);
+    } catch {
+      return; // more than one buffer may hold (a huge input): the queues grow as ids come instead
+    }
+    this.parts.forEach((part, i) => {
+      if (part.words.length >= each) return;
+      const words = new Uint32Array(shared, i * each * 4, each);
+      words.set(part.words.subarray(0, part.used));
+      part.words = words;
+    });
+  }
+
+  /** Queues line `line`'s id by its hash (a, b) (see module rules). */
+  stage(a: number, b: number, line: number): void {
+    const part = this.parts[this.shift === 0 ? 0 : a >>> (32 - this.shift)]!;
+    let at = part.used;
+    if (at === part.words.length) this.growTo(part, part.words.length * 2);
+    const words = part.words;
+    words[at++] = line;
+    words[at++] = b;
+    part.used = at;
+    if (line >= this.marks.length) this.growMarks(line * 2);
+    this.marks[line] = a;
+  }
+
+  /** Sorts every part and finds the repeats: `repeated(line, id, owner)` for each line whose id an earlier line owns. */
+  resolve(repeated: (line: number, id: string, owner: number) => void): void {
+    for (const part of this.parts) {
+      const words = part.words;
+      const end = part.used;
+      new BigUint64Array(words.buffer, words.byteOffset, end / 2).sort();
+      for (let at = 3; at < end; at += 2) {
+        if (words[at] !== words[at - 2]) continue;
+        // A run of lines whose kept hash meets: compare their ids.
+        let last = at + 2;
+        while (last < end && words[last] === words[at]) last += 2;
+        this.resolveRun(words, at - 3, last - 1, repeated);
+        at = last - 2;
+      }
+    }
+  }
+
+  /** The line that owns `id`, or -1 (see module rules). `expected` is the caller's own line. */
+  owner(id: string, expected: number): number {
+    this.hash(id, this.hashed);
+    const part = this.parts[this.shift === 0 ? 0 : this.hashed[0]! >>> (32 - this.shift)]!;
+    const half = this.hashed[1]! >>> 0;
+    const mark = this.hashed[0]! & 0xffff;
+    const words = part.words;
+    let low = 0;
+    let high = part.used / 2;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (words[mid * 2 + 1]! < half) low = mid + 1;
+      else high = mid;
+    }
+    for (let at = low * 2; at < part.used && words[at + 1] === half; at += 2) {
+      const line = words[at]!;
+      if (line === expected) return expected;
+      if (this.marks[line] === mark && this.read(line) === id) return line;
+    }
+    return -1;
+  }
+
+  /**
+   * The lines at words[from..to) share the kept half: those whose marks meet too are compared by
+   * their ids; each id's first line owns it, the others with that id are repeats.
+   */
+  private resolveRun(words: Uint32Array, from: number, to: number, repeated: (line: number, id: string, owner: number) => void): void {
+    const groups = new Map<number, { first: number; owners?: Map<string, number> }>();
+    for (let at = from; at < to; at += 2) {
+      const line = words[at]!;
+      const mark = this.marks[line]!;
+      const group = groups.get(mark);
+      if (!group) {
+        groups.set(mark, { first: line });
+        continue;
+      }
+      if (!group.owners) {
+        group.owners = new Map();
+        const first = this.read(group.first);
+        if (first !== undefined) group.owners.set(first, group.first);
+      }
+      const id = this.idAt(line);
+      // A line that cannot be read again: the input changed under the check; the run pass refuses that line.
+      if (id === undefined) continue;
+      const owner = group.owners.get(id);
+      if (owner === undefined) group.owners.set(id, line);
+      else repeated(line, id, owner);
+    }
+  }
+
+  /** `idAt`, remembering the last owner read (every repeat of one id reads the same owner). */
+  private read(line: number): string | undefined {
+    if (line !== this.lastRead) {
+      this.lastRead = line;
+      this.lastId = this.idAt(line);
+    }
+    return this.lastId;
+  }
+
+  private growMarks(lines: number): void {
+    const bigger = new Uint16Array(lines);
+    bigger.set(this.marks);
+    this.marks = bigger;
+  }
+
+  private growTo(part: Part, words: number): void {
+    const bigger = new Uint32Array(words);
+    bigger.set(part.words.subarray(0, part.used));
+    part.words = bigger;
+  }
+}
