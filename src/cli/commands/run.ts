@@ -166,7 +166,7 @@ async function run(ctx: RunContext): Promise<number> {
   const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
   const session = argv.session === undefined
     ? refuseDeniedCalls(await openStoredSession(ctx, spec, stored), allowed, ctx.session ? `session ${ctx.session.id}` : "the session")
-    : await unlessStopped(loadSession(String(argv.session), allowed), signal);
+    : await unlessStopped(loadSession(String(argv.session), allowed, ctx.io.cwd), signal);
   const messages = attachToPrompt(initialMessages(argv, spec, input, stdin, session, allowed), attachments);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
   const [{ providerFor }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
@@ -199,7 +199,7 @@ async function run(ctx: RunContext): Promise<number> {
   let recorder: { flush(): Promise<void> } | undefined;
   if (argv.record !== undefined) {
     const { createRecorder } = await import("../../provider/record.js");
-    const recording = createRecorder(provider, String(argv.record), { redact });
+    const recording = createRecorder(provider, String(argv.record), { redact, cwd: ctx.io.cwd });
     provider = recording;
     recorder = recording;
   }
