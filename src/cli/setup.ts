@@ -190,7 +190,8 @@ export function loadProblemMessage(problem: LoadProblem): string {
 
 /**
  * Connects the spec's MCP servers (the MCP modules load only when there are some; a stdio server
- * starts under `loaded.env`) and adds their tools to `loaded.registry`. Throws McpRequiredError (exit 1) or ConfigError (exit 2).
+ * starts under `loaded.env`) and adds their tools to `loaded.registry`. Throws McpRequiredError
+ * (exit 1) or ConfigError (exit 2).
  */
 export async function withMcp(loaded: LoadedTools, spec: ResolvedSpec, clientVersion: string, signal?: AbortSignal): Promise<LoadedTools> {
   if (spec.mcpServers.length === 0) return loaded;
