@@ -35,18 +35,19 @@ export function commandLineProblems(argv: Record<string, unknown>, io: CliIo): s
   if (words.filter((word) => word !== STDIN_MARK).join("").trim() === "" && argv.session === undefined && !stdinComes) problems.push(NO_PROMPT);
   for (const flag of ["session", "record"] as const) {
     if (argv[flag] === undefined) continue;
-    const problem = writtenFileProblem(String(argv[flag]), flag === "session" ? "session file" : "record file");
+    const problem = writtenFileProblem(String(argv[flag]), flag === "session" ? "session file" : "record file", io.cwd);
     if (problem) problems.push(problem);
   }
   return problems;
 }
 
 /**
- * Why yiem cannot write `file` (named by a flag), or undefined: its folder is missing or not a
- * folder, or the file is something other than a regular file.
+ * Why yiem cannot write `file` (named by a flag; a relative one in `cwd`, the call's folder), or
+ * undefined: its folder is missing or not a folder, or the file is something other than a
+ * regular file. Messages name `file` as given.
  */
-export function writtenFileProblem(file: string, noun: string): string | undefined {
-  const absolute = resolve(file);
+export function writtenFileProblem(file: string, noun: string, cwd?: string): string | undefined {
+  const absolute = cwd === undefined ? resolve(file) : resolve(cwd, file);
   const folder = dirname(absolute);
   const folderStats = statSync(folder, { throwIfNoEntry: false });
   if (!folderStats) return `${noun} ${file}: its folder ${folder} does not exist (yiem does not create folders)`;

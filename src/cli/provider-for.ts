@@ -7,9 +7,14 @@ import { createProvider } from "../provider/create.js";
 import type { OpenAIProviderOptions } from "../provider/openai.js";
 import type { Provider } from "../provider/types.js";
 
-/** Import this module where the provider is needed (it loads provider/create.js, not the openai package). */
-export async function providerFor(spec: ResolvedSpec, extra: Pick<OpenAIProviderOptions, "onHttp" | "fetch"> = {}): Promise<Provider> {
+/**
+ * Import this module where the provider is needed (it loads provider/create.js, not the openai
+ * package). `env` is the call's environment (io.env): the provider reads its defaults there,
+ * never in the process's own.
+ */
+export async function providerFor(spec: ResolvedSpec, env: NodeJS.ProcessEnv, extra: Pick<OpenAIProviderOptions, "onHttp" | "fetch"> = {}): Promise<Provider> {
   return createProvider({
+    env,
     name: spec.model.replayFile ? `replay:${spec.model.replayFile}` : spec.model.name,
     baseURL: spec.model.baseURL,
     apiKey: spec.model.apiKey,

@@ -5,6 +5,7 @@
  * FIFO, socket or device there is refused at once (opened non-blocking, checked with fstat), never
  * waited on.
  */
+import { resolve } from "node:path";
 import { readRegularText } from "../regular-file.js";
 import type { ChatMessage } from "../provider/types.js";
 import { writePrivateFileAtomic } from "../private-file.js";
@@ -18,11 +19,12 @@ interface SessionFile {
 /**
  * The saved conversation (system messages dropped). A malformed message, or a call to a tool
  * `isToolAllowed` refuses (the spec's policy), is a usage error naming the file and the message.
+ * A relative `file` is read from `cwd` (the call's folder, io.cwd); messages name it as given.
  */
-export async function loadSession(file: string, isToolAllowed: (name: string) => boolean = () => true): Promise<ChatMessage[]> {
+export async function loadSession(file: string, isToolAllowed: (name: string) => boolean, cwd: string): Promise<ChatMessage[]> {
   let read: { text: string } | { kind: string };
   try {
-    read = await readRegularText(file);
+    read = await readRegularText(resolve(cwd, file));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw new UsageError(`cannot read session file ${file}: ${(error as Error).message}`);
@@ -90,7 +92,8 @@ function messageProblem(value: unknown): string | null {
   }
 }
 
-export async function saveSession(file: string, messages: ChatMessage[]): Promise<void> {
+/** Writes the conversation to `file` (a relative one in `cwd`, the call's folder). */
+export async function saveSession(file: string, messages: ChatMessage[], cwd: string): Promise<void> {
   const data: SessionFile = { version: 1, messages: messages.filter((m) => m.role !== "system") };
-  await writePrivateFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
+  await writePrivateFileAtomic(resolve(cwd, file), `${JSON.stringify(data, null, 2)}\n`);
 }

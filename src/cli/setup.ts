@@ -92,6 +92,8 @@ export async function loadSpecFromArgv(argv: Record<string, unknown>, io: CliIo,
 export interface LoadedTools {
   registry: ToolRegistry;
   problems: ToolLoadProblem[];
+  /** The call's environment (io.env): the command tools were loaded under it, MCP stdio servers start under it (`withMcp`), hook programs are looked up on its PATH. */
+  env: NodeJS.ProcessEnv;
   /** The MCP servers, when the spec has any and they were started (`withMcp`); close it when done. */
   mcp?: McpSession;
 }
@@ -103,7 +105,8 @@ export function callCacheScope(io: CliIo): CacheScope {
 
 /**
  * Built-ins named by the spec, then every tool of the spec's folders, their code cached in `cache`
- * (the call's: `cacheScopeOf(io.env, io.cwd)`). Problems are returned, not thrown.
+ * (the call's: `cacheScopeOf(io.env, io.cwd)`), whose env (the call's io.env) is also the parent
+ * environment of the command tools. Problems are returned, not thrown.
  */
 export async function loadRegistry(spec: ResolvedSpec, cache: CacheScope): Promise<LoadedTools> {
   const [{ ToolRegistry }, { loadTools }, { createBuiltinTools }] = await Promise.all([
@@ -115,7 +118,8 @@ export async function loadRegistry(spec: ResolvedSpec, cache: CacheScope): Promi
   for (const tool of createBuiltinTools(spec.builtinTools, { registry, writeToolDir: spec.writeToolDir, cache })) {
     registry.register(tool, { kind: "builtin" });
   }
-  return loadTools(spec.toolDirs, { registry, generatedDir: spec.writeToolDir, cache });
+  const loaded = await loadTools(spec.toolDirs, { registry, generatedDir: spec.writeToolDir, cache, env: cache.env });
+  return { ...loaded, env: cache.env };
 }
 
 /**
@@ -156,7 +160,7 @@ export async function findLoadProblems(spec: ResolvedSpec, loaded: LoadedTools):
   for (const key of ["beforeToolCall", "afterToolCall"] as const) {
     const hook = spec.hooks[key];
     if (hook === undefined || typeof hook === "string") continue;
-    const problem = programProblem(hook.command[0], { cwd: spec.baseDir });
+    const problem = programProblem(hook.command[0], { cwd: spec.baseDir, path: loaded.env.PATH });
     if (problem) problems.push({ reason: `hooks.${key}: ${problem}` });
   }
   const names = infos.map((t) => t.name);
@@ -185,11 +189,12 @@ export function loadProblemMessage(problem: LoadProblem): string {
 }
 
 /**
- * Connects the spec's MCP servers (the MCP modules load only when there are some) and adds their
- * tools to `loaded.registry`. Throws McpRequiredError (exit 1) or ConfigError (exit 2).
+ * Connects the spec's MCP servers (the MCP modules load only when there are some; a stdio server
+ * starts under `loaded.env`) and adds their tools to `loaded.registry`. Throws McpRequiredError
+ * (exit 1) or ConfigError (exit 2).
  */
 export async function withMcp(loaded: LoadedTools, spec: ResolvedSpec, clientVersion: string, signal?: AbortSignal): Promise<LoadedTools> {
   if (spec.mcpServers.length === 0) return loaded;
   const { startMcp } = await import("../mcp/session.js");
-  return { ...loaded, mcp: await startMcp(spec.mcpServers, loaded.registry, { clientVersion, signal }) };
+  return { ...loaded, mcp: await startMcp(spec.mcpServers, loaded.registry, { clientVersion, signal, env: loaded.env }) };
 }

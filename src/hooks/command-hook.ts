@@ -2,7 +2,8 @@
  * Command hooks: a program decides about a tool call. Rules:
  * - stdin gets `{hook, turn, toolName, toolCallId, args, result?, isError?}` as JSON
  *   (`result` is `{content, details?}`, after the call only); no shell; the environment is
- *   yiem's minus secret-looking names (as for command tools), plus `YIEM_HOOK`;
+ *   yiem's (the call's `env`: the CLI's io.env) minus secret-looking names (as for command
+ *   tools), plus `YIEM_HOOK`;
  * - beforeToolCall: exit 0 allows; exit 2 blocks, with stderr (trimmed) as the reason the model
  *   sees; stdout, when not blank, is JSON `{"args": {...}}` to replace the arguments (or
  *   `{"block": true, "reason": "…"}`);
@@ -14,7 +15,7 @@
 import { basename, isAbsolute, resolve } from "node:path";
 import { textContent } from "../tools/define.js";
 import type { Usage } from "../tools/types.js";
-import { childEnv, runProcess } from "../tools/process.js";
+import { childEnv, killGraceMs, runProcess } from "../tools/process.js";
 import type { AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult } from "../loop/types.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, type CommandHookSpec, type HookName } from "./types.js";
 
@@ -26,11 +27,11 @@ interface HookRun {
   stderr: string;
 }
 
-/** The beforeToolCall hook of a command spec. */
-export function commandBeforeHook(spec: CommandHookSpec, cwd: string, defaultTimeoutMs = DEFAULT_HOOK_TIMEOUT_MS) {
+/** The beforeToolCall hook of a command spec; `env` is its parent environment (default the process's). */
+export function commandBeforeHook(spec: CommandHookSpec, cwd: string, defaultTimeoutMs = DEFAULT_HOOK_TIMEOUT_MS, env: NodeJS.ProcessEnv = process.env) {
   const name = commandName(spec);
   return async (ctx: BeforeToolCallContext): Promise<BeforeToolCallResult> => {
-    const run = await runHook("beforeToolCall", spec, cwd, defaultTimeoutMs, ctx, {});
+    const run = await runHook("beforeToolCall", spec, { cwd, env, defaultTimeoutMs }, ctx, {});
     if (run.exitCode === 2) {
       const reason = run.stderr.trim().slice(0, MAX_REASON_CHARS);
       return { block: true, reason: reason || `blocked by the beforeToolCall hook ${name}` };
@@ -44,12 +45,12 @@ export function commandBeforeHook(spec: CommandHookSpec, cwd: string, defaultTim
   };
 }
 
-/** The afterToolCall hook of a command spec. */
-export function commandAfterHook(spec: CommandHookSpec, cwd: string, defaultTimeoutMs = DEFAULT_HOOK_TIMEOUT_MS) {
+/** The afterToolCall hook of a command spec; `env` is its parent environment (default the process's). */
+export function commandAfterHook(spec: CommandHookSpec, cwd: string, defaultTimeoutMs = DEFAULT_HOOK_TIMEOUT_MS, env: NodeJS.ProcessEnv = process.env) {
   const name = commandName(spec);
   return async (ctx: AfterToolCallContext): Promise<AfterToolCallResult> => {
     const result = { content: ctx.result.content, ...(ctx.result.details !== undefined ? { details: ctx.result.details } : {}) };
-    const run = await runHook("afterToolCall", spec, cwd, defaultTimeoutMs, ctx, { result, isError: ctx.isError });
+    const run = await runHook("afterToolCall", spec, { cwd, env, defaultTimeoutMs }, ctx, { result, isError: ctx.isError });
     const out = parseStdout(run.stdout, name, ["content", "isError", "terminate", "details", "usage"]);
     if (!out) return undefined;
     const change: NonNullable<AfterToolCallResult> = {};
@@ -69,11 +70,17 @@ export function commandAfterHook(spec: CommandHookSpec, cwd: string, defaultTime
   };
 }
 
+/** Where a command hook runs: its folder, its parent environment and the default timeout. */
+interface HookPlace {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  defaultTimeoutMs: number;
+}
+
 async function runHook(
   hook: HookName,
   spec: CommandHookSpec,
-  cwd: string,
-  defaultTimeoutMs: number,
+  { cwd, env, defaultTimeoutMs }: HookPlace,
   ctx: BeforeToolCallContext,
   extra: Record<string, unknown>,
 ): Promise<HookRun> {
@@ -85,10 +92,11 @@ async function runHook(
   const outcome = await runProcess({
     command: [isAbsolute(program) || !/[\\/]/.test(program) ? program : resolve(cwd, program), ...rest],
     cwd,
-    env: childEnv({ YIEM_HOOK: hook }),
+    env: childEnv({ YIEM_HOOK: hook }, env),
     input,
     signal: ctx.signal,
     timeoutMs,
+    killGraceMs: killGraceMs(env),
     maxOutputBytes: 1024 * 1024,
     onStderrLine: (line) => {
       if (stderrLines.length < 200) stderrLines.push(line);

@@ -25,6 +25,8 @@ export interface LoadSpecHooksOptions {
   timeoutMs?: number;
   /** Whose module cache module hooks load through (../cache-dir.ts: the CLI's io); default the process's. */
   cache?: CacheScope;
+  /** The parent environment of command hooks, and their kill grace period's (the CLI's io.env); default the process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;

@@ -15,7 +15,7 @@ import path from "node:path";
 import type { CallToolResult, Client, Tool as McpToolDef } from "@modelcontextprotocol/client";
 import { ConfigError } from "../config/errors.js";
 import type { ResolvedMcpServer } from "../config/types.js";
-import { childEnv } from "../tools/process.js";
+import { childEnv, killGraceMs } from "../tools/process.js";
 import { ProcessGroupStdioTransport } from "./stdio-transport.js";
 
 export type McpPhase = "spawn" | "connect" | "handshake" | "listTools" | "runtime";
@@ -59,8 +59,12 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** Connects `server` or throws McpStartError / ConfigError; `signal` aborts the start. */
-export async function connectServer(server: ResolvedMcpServer, clientVersion: string, signal?: AbortSignal): Promise<McpConnection> {
+/**
+ * Connects `server` or throws McpStartError / ConfigError; `signal` aborts the start. A stdio
+ * server's parent environment is `parentEnv` (the CLI's io.env; the process's own only for a
+ * library caller that gives none), its kill grace period that env's (../tools/process.ts).
+ */
+export async function connectServer(server: ResolvedMcpServer, clientVersion: string, signal?: AbortSignal, parentEnv: NodeJS.ProcessEnv = process.env): Promise<McpConnection> {
   const started = performance.now();
   let stdio: ProcessGroupStdioTransport | undefined;
   let client: Client | undefined;
@@ -73,9 +77,9 @@ export async function connectServer(server: ResolvedMcpServer, clientVersion: st
     return new McpStartError(server.name, phase, reason, tail());
   };
   if (server.transport === "stdio") {
-    const env = childEnv(server.env ?? {});
+    const env = childEnv(server.env ?? {}, parentEnv);
     await checkProgram(server, env);
-    stdio = new ProcessGroupStdioTransport({ command: server.command!, cwd: server.cwd!, env });
+    stdio = new ProcessGroupStdioTransport({ command: server.command!, cwd: server.cwd!, env, killGraceMs: killGraceMs(parentEnv) });
   }
   let tools: McpToolDef[];
   try {

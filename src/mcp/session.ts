@@ -43,10 +43,12 @@ export interface McpSession {
 export interface StartMcpOptions {
   clientVersion: string;
   signal?: AbortSignal;
+  /** The parent environment of stdio servers (the CLI's io.env); default the process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startMcp(servers: ResolvedMcpServer[], registry: ToolRegistry, options: StartMcpOptions): Promise<McpSession> {
-  const settled = await Promise.allSettled(servers.map((server) => connectServer(server, options.clientVersion, options.signal)));
+  const settled = await Promise.allSettled(servers.map((server) => connectServer(server, options.clientVersion, options.signal, options.env)));
   const connections = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const closeAll = () => Promise.all(connections.map((c) => c.close())).then(() => {});
   const configError = settled.find((s) => s.status === "rejected" && s.reason instanceof ConfigError);

@@ -29,6 +29,8 @@ export interface StdioServerOptions {
   cwd: string;
   /** The complete environment of the server. */
   env: Record<string, string>;
+  /** SIGTERM to SIGKILL when its group is ended (default `killGraceMs()`, the process's env; ./connection.ts passes its parent env's). */
+  killGraceMs?: number;
 }
 
 /** Why the connection ended, for error messages: exit code or signal, or a protocol problem. */
@@ -56,7 +58,11 @@ export class ProcessGroupStdioTransport implements Transport {
   /** The first protocol problem seen on stdout, if any. */
   protocolError: Error | undefined;
 
-  constructor(private readonly options: StdioServerOptions) {}
+  private readonly graceMs: number;
+
+  constructor(private readonly options: StdioServerOptions) {
+    this.graceMs = options.killGraceMs ?? killGraceMs();
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -89,7 +95,7 @@ export class ProcessGroupStdioTransport implements Transport {
         this.end = { exitCode, signal };
         resolve(this.end);
         // The server is gone by itself: end what is left of its group (an npx-launched child).
-        if (!this.closing && child.pid !== undefined) void endProcessGroup(child.pid, killGraceMs());
+        if (!this.closing && child.pid !== undefined) void endProcessGroup(child.pid, this.graceMs);
         this.finish();
       });
     });
@@ -133,7 +139,7 @@ export class ProcessGroupStdioTransport implements Transport {
       await Promise.race([this.exited, new Promise<void>((r) => (timer = setTimeout(r, STDIN_CLOSE_WAIT_MS)))]);
       clearTimeout(timer);
     }
-    await endProcessGroup(pgid, killGraceMs());
+    await endProcessGroup(pgid, this.graceMs);
     this.finish();
   }
 

@@ -31,12 +31,13 @@ import { parseUsage, parseWireMessage, wireUsageOf } from "./wire-response.js";
 import { SseParser, StreamAssembler, StreamServerError } from "./openai-stream.js";
 import { isRetryableStatus, repeatsItself, retryDelayMs } from "./retry.js";
 import { describeNonJson, errorText, jsonOrText, keepingErrorBodies, withHint } from "./server-errors.js";
-import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, modelServerURL } from "./reasoning.js";
+import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, modelBaseURL, shownBaseURL } from "./reasoning.js";
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
 import { tracingFetch, type HttpExchange } from "./http-trace.js";
 import { redactText } from "../redact.js";
 import { MODEL_DEFAULTS } from "./defaults.js";
+import { createSdkClient } from "./openai-client.js";
 
 
 /** Whether streamed requests ask for usage: "auto" asks and stops asking when the server refuses. */
@@ -47,10 +48,16 @@ export type StreamMode = "auto" | boolean;
 
 export interface OpenAIProviderOptions {
   model: string;
-  /** Default: `OPENAI_BASE_URL`, else OpenAI's API. */
+  /** Default: `OPENAI_BASE_URL` of `env`, else OpenAI's API. */
   baseURL?: string;
-  /** Default: `OPENAI_API_KEY`; a placeholder is sent when neither is set (local servers). */
+  /** Default: `OPENAI_API_KEY` of `env`; a placeholder is sent when neither is set (local servers). */
   apiKey?: string;
+  /**
+   * The environment the defaults above and the client's other settings come from
+   * (./openai-client.ts: organization, project, custom headers, log level). The CLI passes its
+   * io.env; only a library caller that gives none gets the process's own (`process.env`).
+   */
+  env?: NodeJS.ProcessEnv;
   /** The name of the variable `apiKey` came from, for the message when the server rejects it. */
   apiKeyEnv?: string;
   temperature?: number;
@@ -89,7 +96,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   const stream = opts.stream ?? MODEL_DEFAULTS.stream;
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
   const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
-  const apiKey = opts.apiKey || process.env.OPENAI_API_KEY || undefined;
+  const env = opts.env ?? process.env;
+  const apiKey = opts.apiKey || env.OPENAI_API_KEY || undefined;
   const streamUsage = opts.streamUsage ?? "auto";
   const settings: BodySettings = {
     model: opts.model,
@@ -101,8 +109,9 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   };
   // The key itself is hidden from the messages this client writes, also when it is short.
   const redact = (text: string) => (apiKey && apiKey.length >= 4 ? redactText(text, [apiKey]) : text);
-  // The base URL the SDK will use: the option, else OPENAI_BASE_URL, else OpenAI's API.
-  const where = modelServerURL(opts.baseURL);
+  // The base URL the SDK is given: the option, else OPENAI_BASE_URL of env, else OpenAI's API.
+  const baseURL = modelBaseURL(opts.baseURL, env);
+  const where = shownBaseURL(baseURL);
   const origin = reasoningOrigin(opts.model, where);
 
   /** The retry number of the request being sent, for `onHttp`. */
@@ -111,17 +120,14 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   const fetch = onHttp ? tracingFetch(opts.fetch, onHttp, () => retryNumber) : opts.fetch;
   let client: Promise<OpenAI> | undefined;
   const getClient = () =>
-    (client ??= import("openai").then(
-      ({ default: OpenAIClient }) =>
-        new OpenAIClient({
-          apiKey: apiKey ?? NO_KEY_PLACEHOLDER,
-          baseURL: opts.baseURL || undefined,
-          maxRetries: 0,
-          timeout: timeoutMs + 1_000,
-          defaultHeaders: JSON_HEADERS,
-          fetch: keepingErrorBodies(fetch),
-        }),
-    ));
+    (client ??= createSdkClient({
+      apiKey: apiKey ?? NO_KEY_PLACEHOLDER,
+      baseURL,
+      timeout: timeoutMs + 1_000,
+      headers: JSON_HEADERS,
+      fetch: keepingErrorBodies(fetch),
+      env,
+    }));
 
   const resend: ResendState = { settings, streamUsageAuto: streamUsage === "auto", streamAuto: stream === "auto", sendReasoning: true };
   /** Where the key came from, for a 401/403: `$VAR`, or undefined when no key is set. */

@@ -16,9 +16,14 @@ export function reasoningOrigin(model: string, baseURL: string): string {
 }
 
 /** A base URL as shown in messages and marks: protocol, host and path only (no credentials, no query). */
-/** The server a Chat Completions model talks to, as shown: `baseURL`, else OPENAI_BASE_URL, else OpenAI's API. */
+/** The server a Chat Completions model talks to: `baseURL`, else OPENAI_BASE_URL of `env` (trimmed), else OpenAI's API. */
+export function modelBaseURL(baseURL: string | undefined, env: NodeJS.ProcessEnv): string {
+  return baseURL || env.OPENAI_BASE_URL?.trim() || "https://api.openai.com/v1";
+}
+
+/** `modelBaseURL` as shown (`shownBaseURL`); `env` defaults to the process's for library callers. */
 export function modelServerURL(baseURL: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return shownBaseURL(baseURL || env.OPENAI_BASE_URL || "https://api.openai.com/v1");
+  return shownBaseURL(modelBaseURL(baseURL, env));
 }
 
 export function shownBaseURL(baseURL: string): string {

@@ -9,6 +9,7 @@
  *   request, no headers, no keys; `redact` (when given) hides secret values in them.
  * - A write failure does not break the run; `flush()` waits for pending writes and throws it.
  */
+import { resolve } from "node:path";
 import { writePrivateFileAtomic } from "../private-file.js";
 import type { ModelRequest, ModelResponse, Provider } from "./types.js";
 import type { RecordedTurn } from "./replay.js";
@@ -21,10 +22,13 @@ export type RecordingProvider = Provider & {
 export interface RecorderOptions {
   /** Applied to each recorded turn before it is written (e.g. to hide secret values). */
   redact?: <T>(value: T) => T;
+  /** The folder a relative `file` is written in (the CLI's io.cwd); default the process's. Messages name `file` as given. */
+  cwd?: string;
 }
 
 export function createRecorder(inner: Provider, file: string, options: RecorderOptions = {}): RecordingProvider {
   const redact = options.redact ?? (<T>(value: T) => value);
+  const path = options.cwd === undefined ? file : resolve(options.cwd, file);
   const lines: string[] = [];
   let writes: Promise<void> = Promise.resolve();
   let failure: unknown;
@@ -33,7 +37,7 @@ export function createRecorder(inner: Provider, file: string, options: RecorderO
   const save = () => {
     const text = lines.map((line) => `${line}\n`).join("");
     writes = writes.then(() =>
-      writePrivateFileAtomic(file, text).then(
+      writePrivateFileAtomic(path, text).then(
         () => {
           written = true;
         },

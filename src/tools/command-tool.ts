@@ -7,8 +7,10 @@
  * - `command` is argv (non-empty strings), run without a shell; a relative `command[0]` with a
  *   slash (`./run.sh`) resolves against the manifest's folder, a bare name is looked up on PATH;
  * - `cwd` is relative to the manifest's folder (default: that folder);
- * - `env` values are strings and may use `${VAR}` / `${VAR:-default}` from yiem's environment,
- *   by the spec's rule (../interpolate.ts): an unset `${VAR}` is a load error naming it, except
+ * - `env` values are strings and may use `${VAR}` / `${VAR:-default}` from yiem's environment
+ *   (the call's: the CLI's io.env, which is also the parent environment of the child; the
+ *   process's own only for a library caller that gives none), by the spec's rule
+ *   (../interpolate.ts): an unset `${VAR}` is a load error naming it, except
  *   that a value that is just `${VAR}` with VAR unset leaves the variable out. Listing a secret
  *   variable here is the only way it reaches the child (process.ts `childEnv` withholds it);
  * - a call: the validated args as JSON on stdin and in `YIEM_TOOL_ARGS` (left out above 64 KiB;
@@ -23,7 +25,7 @@ import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { interpolateEnvMap } from "../interpolate.js";
 import { readRegularText } from "../regular-file.js";
 import { inputSchemaProblem, textContent } from "./define.js";
-import { childEnv, runProcess, type ProcessOutcome } from "./process.js";
+import { childEnv, killGraceMs, runProcess, type ProcessOutcome } from "./process.js";
 import type { JsonSchema, Tool, ToolResult } from "./types.js";
 
 export interface CommandToolManifest {
@@ -48,10 +50,10 @@ const OPTIONAL_KEYS = ["cwd", "env", "timeoutMs", "parallelToolExecute", "output
 const IGNORED_KEYS = ["$schema"];
 const MAX_ARGS_ENV_BYTES = 64 * 1024;
 
-/** Reads, checks and wraps one manifest. Throws with the file name and the offending key. */
-export async function loadCommandTool(file: string): Promise<Tool> {
-  const manifest = parseCommandManifest(await readManifest(file), file);
-  return commandTool(manifest, dirname(resolve(file)));
+/** Reads, checks and wraps one manifest (`env`: see module rules). Throws with the file name and the offending key. */
+export async function loadCommandTool(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Tool> {
+  const manifest = parseCommandManifest(await readManifest(file), file, env);
+  return commandTool(manifest, dirname(resolve(file)), env);
 }
 
 async function readManifest(file: string): Promise<unknown> {
@@ -67,8 +69,8 @@ async function readManifest(file: string): Promise<unknown> {
   }
 }
 
-/** Checks a parsed manifest; every message names `file` and the key at fault. */
-export function parseCommandManifest(value: unknown, file: string): CommandToolManifest {
+/** Checks a parsed manifest, its `env` against `source` (see module rules); every message names `file` and the key at fault. */
+export function parseCommandManifest(value: unknown, file: string, source: NodeJS.ProcessEnv = process.env): CommandToolManifest {
   const fail = (message: string): never => {
     throw new Error(`${file}: ${message}`);
   };
@@ -99,7 +101,7 @@ export function parseCommandManifest(value: unknown, file: string): CommandToolM
       if (name === "" || name.includes("=") || name.includes("\0")) fail(`"env" has an invalid variable name ${JSON.stringify(name)}`);
       // The one interpolation rule (../interpolate.ts), checked when the tool loads: \`yiem tools check\` names the variable.
       try {
-        interpolateEnvMap({ [name]: v as string });
+        interpolateEnvMap({ [name]: v as string }, source);
       } catch (error) {
         fail(`"env.${name}": ${(error as Error).message}`);
       }
@@ -133,12 +135,13 @@ export function commandToolProgram(tool: Tool): CommandToolProgram | undefined {
   return programs.get(tool);
 }
 
-/** A tool running `manifest.command`; relative paths resolve against `baseDir`. */
-export function commandTool(manifest: CommandToolManifest, baseDir: string): Tool {
+/** A tool running `manifest.command`; relative paths resolve against `baseDir`; `parent` is the child's parent environment (see module rules). */
+export function commandTool(manifest: CommandToolManifest, baseDir: string, parent: NodeJS.ProcessEnv = process.env): Tool {
   const [program, ...rest] = manifest.command;
   const argv = [resolveProgram(program, baseDir), ...rest];
   const cwd = manifest.cwd === undefined ? baseDir : resolve(baseDir, manifest.cwd);
-  const vars = interpolateEnv(manifest.env ?? {});
+  const vars = interpolateEnv(manifest.env ?? {}, parent);
+  const graceMs = killGraceMs(parent);
   const tool: Tool = {
     name: manifest.name,
     label: manifest.label,
@@ -151,7 +154,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
         YIEM_TOOL_NAME: manifest.name,
         YIEM_TOOL_CALL_ID: toolCallId,
         ...(Buffer.byteLength(input) <= MAX_ARGS_ENV_BYTES ? { YIEM_TOOL_ARGS: input } : {}),
-      });
+      }, parent);
       const outcome = await runProcess({
         command: argv,
         cwd,
@@ -159,6 +162,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
         input,
         signal,
         timeoutMs: manifest.timeoutMs,
+        killGraceMs: graceMs,
         onStderrLine: (line) => onPartialResult(line),
       });
       const failure = describeFailure(outcome, basename(program), manifest.timeoutMs);
@@ -168,7 +172,7 @@ export function commandTool(manifest: CommandToolManifest, baseDir: string): Too
   };
   if (manifest.timeoutMs !== undefined) tool.timeoutMs = manifest.timeoutMs;
   if (manifest.parallelToolExecute !== undefined) tool.parallelToolExecute = manifest.parallelToolExecute;
-  programs.set(tool, { program, baseDir, path: vars.PATH ?? process.env.PATH });
+  programs.set(tool, { program, baseDir, path: vars.PATH ?? parent.PATH });
   return tool;
 }
 

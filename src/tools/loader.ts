@@ -59,6 +59,8 @@ export interface LoadToolsOptions {
   generatedDir?: string | null;
   /** Whose caches the modules and schemas go in (../cache-dir.ts: the CLI's io); default the process's. */
   cache?: CacheScope;
+  /** The environment command tools read their manifest's `${VAR}` from and start their children under (./command-tool.ts: the CLI's io.env); default the process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface LoadToolsResult {
@@ -80,7 +82,8 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
     }
   }
   const cache = options.cache ?? processCacheScope();
-  const loaded = await Promise.all(files.map((file) => loadTrustedToolFile(file, cache).then(
+  const env = options.env ?? process.env;
+  const loaded = await Promise.all(files.map((file) => loadTrustedToolFile(file, cache, env).then(
     (tool) => ({ file, tool, error: null as string | null }),
     (error: unknown) => ({ file, tool: null, error: errorMessage(error) }),
   )));
@@ -107,19 +110,22 @@ export async function loadTools(dirs: string | string[], options: LoadToolsOptio
 }
 
 /** `loadToolFile`, unless another user may have planted the file (rules above). */
-async function loadTrustedToolFile(file: string, cache: CacheScope): Promise<Tool> {
+async function loadTrustedToolFile(file: string, cache: CacheScope, env: NodeJS.ProcessEnv): Promise<Tool> {
   const planted = plantedOnTheWay(file);
   if (planted) throw new Error(`refused: the file ${plantedReason(planted, file)}`);
-  return loadToolFile(file, cache);
+  return loadToolFile(file, cache, env);
 }
 
-/** Loads one tool file (module or command manifest), a module's code cached in `cache`. Throws with a clear reason. */
-export async function loadToolFile(file: string, cache: CacheScope = processCacheScope()): Promise<Tool> {
+/**
+ * Loads one tool file (module or command manifest), a module's code cached in `cache`, a command
+ * tool under `env` (`LoadToolsOptions.env`). Throws with a clear reason.
+ */
+export async function loadToolFile(file: string, cache: CacheScope = processCacheScope(), env: NodeJS.ProcessEnv = process.env): Promise<Tool> {
   const kind = toolFileKind(basename(file));
   if (kind === "command") {
     // A manifest is read through readRegularText, which refuses a non-regular file itself.
     const { loadCommandTool } = await import("./command-tool.js");
-    return loadCommandTool(file);
+    return loadCommandTool(file, env);
   }
   refuseNonRegularFile(file);
   const { importModule } = await moduleLoader();

@@ -5,8 +5,8 @@
  * - stdin gets `input` then closes; stdout is kept up to `maxOutputBytes` (the rest is read
  *   and dropped, then marked); stderr is split into lines for `onStderrLine` (cut the same way)
  *   and its last lines are kept for error messages;
- * - timeout or abort: SIGTERM to the whole group, SIGKILL after the grace period
- *   (`killGraceMs`, env `YIEM_KILL_GRACE_MS`, default 2000); when the main process ends, whatever
+ * - timeout or abort: SIGTERM to the whole group, SIGKILL after the grace period (`killGraceMs`:
+ *   `YIEM_KILL_GRACE_MS` of the parent env, default 2000); when the main process ends, whatever
  *   is left of its group is ended the same way, so no grandchild outlives a call;
  * - live groups are tracked: `killAllChildren()` ends them at once (and runs on process exit).
  *
@@ -19,9 +19,10 @@ import { StringDecoder } from "node:string_decoder";
 import { isSecretEnvVar } from "../secrets.js";
 
 /**
- * The environment of every child (command tools, command hooks): the parent's without secret
- * variables (`isSecretEnvVar`), plus `extra`, which is passed as given (a manifest's `env` may
- * name a secret on purpose).
+ * The environment of every child (command tools, command hooks, MCP stdio servers): the parent's
+ * without secret variables (`isSecretEnvVar`), plus `extra`, which is passed as given (a
+ * manifest's `env` may name a secret on purpose). The parent is the call's environment (the
+ * CLI's io.env); only a library caller that gives none gets the process's own.
  */
 export function childEnv(extra: Record<string, string> = {}, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
@@ -36,9 +37,15 @@ const DEFAULT_KILL_GRACE_MS = 2000;
 const MAX_LINE_CHARS = 16 * 1024;
 const TAIL_LINES = 20;
 
-export function killGraceMs(): number {
-  const fromEnv = Number(process.env.YIEM_KILL_GRACE_MS);
-  return Number.isFinite(fromEnv) && fromEnv >= 0 && process.env.YIEM_KILL_GRACE_MS !== "" ? fromEnv : DEFAULT_KILL_GRACE_MS;
+/**
+ * The kill grace period of `env` (the parent environment of the children it ends, the CLI's
+ * io.env): `YIEM_KILL_GRACE_MS` when it is a number ≥ 0, else 2000 ms. Only a library caller that
+ * gives no env gets the process's own.
+ */
+export function killGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.YIEM_KILL_GRACE_MS;
+  const fromEnv = Number(raw);
+  return Number.isFinite(fromEnv) && fromEnv >= 0 && raw !== undefined && raw !== "" ? fromEnv : DEFAULT_KILL_GRACE_MS;
 }
 
 export interface RunProcessOptions {
@@ -53,6 +60,7 @@ export interface RunProcessOptions {
   /** 0 or absent: no own timeout. */
   timeoutMs?: number;
   maxOutputBytes?: number;
+  /** Default `killGraceMs()` (the process's env): a caller with an env of its own passes `killGraceMs(env)`. */
   killGraceMs?: number;
   /** Each stderr line as it arrives, in order, without its line break. */
   onStderrLine?: (line: string) => void;

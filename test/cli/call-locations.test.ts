@@ -2,13 +2,14 @@
  * The CLI as a function finds the spec, keeps sessions and caches by its io (`io.env`: HOME,
  * XDG_STATE_HOME, XDG_CACHE_HOME; `io.cwd`), never by the process's own environment or memory:
  * two in-process calls with different homes in one process use different locations, and the
- * process's own HOME and XDG folders (a decoy here) are never touched.
+ * process's own HOME and XDG folders (a decoy here) are never touched; a relative --session or
+ * --record file is io.cwd's, not the process's folder's.
  */
-import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
 import { assertEventStream } from "../support/cli.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
@@ -83,6 +84,30 @@ describe("the spec, session and cache locations of a CLI call are its io's", () 
     expect(sessionFiles(join(root, "state-a", "yiem", "sessions"))).toHaveLength(1);
 
     expect(readdirSync(decoy)).toEqual([]);
+  });
+
+  it("a relative --session FILE and --record FILE are io.cwd's: checked, read and written there, not in the process's folder", async () => {
+    const processFolder = join(root, "process-folder");
+    await mkdir(processFolder);
+    const savedCwd = process.cwd();
+    process.chdir(processFolder);
+    onTestFinished(() => process.chdir(savedCwd));
+    const env = { HOME: join(root, "x", "y"), XDG_STATE_HOME: undefined, XDG_CACHE_HOME: undefined, YIEM_CACHE_DIR: undefined, YIEM_SESSION_DIR: undefined, TEST_API_KEY: "sk-call-locations" };
+    const args = ["run", "--model", "test-model", "--base-url", server.url, "--api-key-env", "TEST_API_KEY", "--session", "chat.json", "--record", "turns.jsonl"];
+    const first = await runCliInProcess([...args, "hi"], { cwd: work, ioOnly: true, env });
+    expect(first.code, first.stderr).toBe(0);
+    const second = await runCliInProcess([...args, "again"], { cwd: work, ioOnly: true, env });
+    expect(second.code, second.stderr).toBe(0);
+    const saved = JSON.parse(readFileSync(join(work, "chat.json"), "utf8")) as { messages: Array<{ content: string }> };
+    expect(saved.messages.map((m) => m.content)).toEqual(["hi", "answered", "again", "answered"]);
+    expect(readFileSync(join(work, "turns.jsonl"), "utf8").trim().split("\n")).toHaveLength(1);
+    expect(readdirSync(processFolder)).toEqual([]);
+    // The check before the run goes by io.cwd too: a folder missing there, named as given.
+    const missing = await runCliInProcess([...args.slice(0, -2), "--record", "runs/turns.jsonl", "hi"], { cwd: work, ioOnly: true, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`record file runs/turns.jsonl: its folder ${join(work, "runs")} does not exist`);
+    await mkdir(join(processFolder, "runs"));
+    expect((await runCliInProcess([...args.slice(0, -2), "--record", "runs/turns.jsonl", "hi"], { cwd: work, ioOnly: true, env })).code).toBe(2);
   });
 
   it("a relative YIEM_CACHE_DIR in io.env is taken from io.cwd: the tool's transformed code is cached there", async () => {

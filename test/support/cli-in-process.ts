@@ -4,13 +4,14 @@
  * shape of the spawned runner (./cli.ts `runCli`), so a test switches by changing one import.
  *
  * Rules:
- * - The environment is `baseEnv(options.env)` as for a spawned run. Code below the CLI that still
- *   reads the process's own (the provider's OPENAI_* fallbacks, command tools' parent
- *   environment) sees the same: for the duration of the call, the process's environment holds
- *   exactly that (set variable by variable, so `os.homedir()` sees HOME too) and the process's
- *   folder is `cwd`; both are restored after. With `ioOnly`, the process's environment and folder
- *   are left as they are: `io.env` and `io.cwd` alone carry the call's, which proves the call
- *   reads only its io (test/cli/call-locations.test.ts). So one in-process call runs at a time in
+ * - The environment is `baseEnv(options.env)` as for a spawned run. Code the call runs in this
+ *   process that reads the process's own (a module tool's or hook's `process.env`, a relative
+ *   path resolved by the process's folder) sees the same: for the duration of the call, the
+ *   process's environment holds exactly that (set variable by variable, so `os.homedir()` sees
+ *   HOME too) and the process's folder is `cwd`; both are restored after. With `ioOnly`, the
+ *   process's environment and folder are left as they are: `io.env` and `io.cwd` alone carry the
+ *   call's, which proves the call reads only its io (test/cli/call-locations.test.ts,
+ *   test/cli/call-env.test.ts). So one in-process call runs at a time in
  *   a test file; a call that starts while another is running, and what only a real process shows
  *   (an inherited file descriptor as stdin, a child to signal through `onSpawn`), runs spawned.
  * - stdin: a string is piped and ended, `"open"` is a pipe that never ends, none is /dev/null.

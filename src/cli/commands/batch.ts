@@ -175,7 +175,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     import("../../loop/run-agent.js"),
     import("../../provider/redacting.js"),
     loadRegistry(spec, callCacheScope(io)).then((loaded) => withMcp(loaded, spec, packageVersion(), signals.controller.signal)),
-    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(io) })),
+    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(io), env: io.env })),
   ]);
   if (loaded.mcp) cleanup.push(() => loaded.mcp!.close());
   cleanup.push(async () => processes.killAllChildren());
@@ -193,7 +193,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     hooks,
     cwd: io.cwd,
     redact,
-    newProvider: async () => withRedactedDeltas(await providerFor(spec, { fetch }), secrets),
+    newProvider: async () => withRedactedDeltas(await providerFor(spec, io.env, { fetch }), secrets),
     runAgent,
     yiemVersion: packageVersion(),
     ...(spec.model.replayFile ? {} : { baseURL: modelServerURL(spec.model.baseURL, io.env) }),

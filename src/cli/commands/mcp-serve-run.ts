@@ -87,7 +87,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     killChildren = () => void processes.killAllChildren();
     const [loaded, hooks, { createToolPolicy }] = await Promise.all([
       loadRegistry(spec, callCacheScope(io)).then((l) => withMcp(l, spec, packageVersion(), signals.controller.signal)),
-      import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(io) })),
+      import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(io), env: io.env })),
       import("../../tools/policy.js"),
     ]);
     const mcp = loaded.mcp;
@@ -163,7 +163,7 @@ export async function serveSession(argv: Record<string, unknown>, io: CliIo, { w
     await Promise.race([session.idle(), new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref())]);
     await closeTransport().catch(() => {});
     await factory.closeAll();
-    await processes.terminateAllChildren();
+    await processes.terminateAllChildren(processes.killGraceMs(io.env));
     warn = () => {};
     const code = why === "signal" ? exitCodeForSignal(signals.received) : EXIT.ok;
     frame.end({
@@ -244,7 +244,7 @@ async function agentToolFor(
     registry,
     isToolAllowed: policy,
     hooks,
-    newProvider: async () => withRedactedDeltas(await providerFor(spec), secrets),
+    newProvider: async () => withRedactedDeltas(await providerFor(spec, io.env), secrets),
     messagesFor: (prompt, stdin) => [
       ...(spec.systemPrompt ? [{ role: "system" as const, content: spec.systemPrompt }] : []),
       { role: "user" as const, content: composePrompt([prompt], stdin) },

@@ -52,7 +52,7 @@ async function listCommand(argv: Record<string, unknown>, io: CliIo): Promise<nu
     import("../../tools/policy.js"),
     import("../../config/errors.js"),
   ]);
-  const settled = await Promise.allSettled(spec.mcpServers.map((server) => connectServer(server, packageVersion())));
+  const settled = await Promise.allSettled(spec.mcpServers.map((server) => connectServer(server, packageVersion(), undefined, io.env)));
   const connections = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   try {
     const configError = settled.find((s) => s.status === "rejected" && s.reason instanceof ConfigError);

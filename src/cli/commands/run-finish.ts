@@ -42,7 +42,7 @@ export async function finishRun(ctx: RunContext, result: RunResult, redact: Reda
   }
   if (argv.session !== undefined) {
     try {
-      await saveSession(String(argv.session), result.messages);
+      await saveSession(String(argv.session), result.messages, ctx.io.cwd);
     } catch (error) {
       failures.push(`could not write the session file ${String(argv.session)}: ${messageOf(error)}`);
     }

@@ -166,7 +166,7 @@ async function run(ctx: RunContext): Promise<number> {
   const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
   const session = argv.session === undefined
     ? refuseDeniedCalls(await openStoredSession(ctx, spec, stored), allowed, ctx.session ? `session ${ctx.session.id}` : "the session")
-    : await unlessStopped(loadSession(String(argv.session), allowed), signal);
+    : await unlessStopped(loadSession(String(argv.session), allowed, ctx.io.cwd), signal);
   const messages = attachToPrompt(initialMessages(argv, spec, input, stdin, session, allowed), attachments);
   const stdinWarnings = stdin.kind === "ignored" ? [stdinIgnoredWarning(stdin.graceMs)] : [];
   const [{ providerFor }, { runAgent }, loaded, policy, hooks] = await unlessStopped(Promise.all([
@@ -174,7 +174,7 @@ async function run(ctx: RunContext): Promise<number> {
     import("../../loop/run-agent.js"),
     loadRegistry(spec, callCacheScope(ctx.io)).then((loaded) => withMcp(loaded, spec, packageVersion(), signal)),
     Promise.resolve(allowed),
-    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(ctx.io) })),
+    import("../../hooks/index.js").then((m) => m.loadSpecHooks(spec.hooks, { cwd: spec.baseDir, cache: callCacheScope(ctx.io), env: ctx.io.env })),
   ]), signal);
   const mcp = loaded.mcp;
   if (mcp) ctx.closeMcp = () => mcp.close();
@@ -183,7 +183,7 @@ async function run(ctx: RunContext): Promise<number> {
   if (strictError) throw strictError;
   refuseFinalAnswerClash(spec, loaded.registry);
   const debug = (await import("../http-debug.js")).httpDebug(argv, ctx.io.env);
-  let provider: Provider = await providerFor(spec, debug.onHttp ? { onHttp: debug.onHttp } : {});
+  let provider: Provider = await providerFor(spec, ctx.io.env, debug.onHttp ? { onHttp: debug.onHttp } : {});
 
   if (argv["dry-run"]) {
     const [{ redactSpec }, { printJson }] = await Promise.all([import("../../config/redact.js"), import("../output.js")]);
@@ -199,7 +199,7 @@ async function run(ctx: RunContext): Promise<number> {
   let recorder: { flush(): Promise<void> } | undefined;
   if (argv.record !== undefined) {
     const { createRecorder } = await import("../../provider/record.js");
-    const recording = createRecorder(provider, String(argv.record), { redact });
+    const recording = createRecorder(provider, String(argv.record), { redact, cwd: ctx.io.cwd });
     provider = recording;
     recorder = recording;
   }
