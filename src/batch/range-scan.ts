@@ -16,6 +16,7 @@ import type { ByteRange } from "./lines.js";
 
 export interface RangeScan {
   range: ByteRange;
+  partitions: number;
   result: Promise<IdScanResult>;
   cancel(): void;
 }
@@ -36,7 +37,7 @@ export function startRangeScan(request: IdScanRequest): RangeScan {
   if (!file) {
     const result = scanIdRange(request);
     result.catch(() => {});
-    return { range: request.range, result, cancel: () => {} };
+    return { range: request.range, partitions: request.partitions, result, cancel: () => {} };
   }
   const worker = new Worker(file, { workerData: request });
   worker.unref();
@@ -46,5 +47,5 @@ export function startRangeScan(request: IdScanRequest): RangeScan {
     worker.once("exit", (code) => reject(new Error(`the check pass's worker for bytes ${request.range.start}..${request.range.end} of the input stopped (exit code ${code})`)));
   });
   result.catch(() => {});
-  return { range: request.range, result, cancel: () => void worker.terminate() };
+  return { range: request.range, partitions: request.partitions, result, cancel: () => void worker.terminate() };
 }

@@ -35,6 +35,7 @@ import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
 import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 
 export const MAX_REPORTED = 10;
 /** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
@@ -58,6 +59,8 @@ export interface BatchSource {
   fullCheckBytes?: number;
   /** The least bytes of a range scanned beside this thread (default ID_RANGE_BYTES). */
   idRangeBytes?: number;
+  /** Ranges started before the source was ready (`startIdRangeScans`, so that the worker's start and scan overlap the spec's loading); used when they still fit the input. */
+  rangeScans?: RangeScan[];
 }
 
 export interface CheckReport {
@@ -172,14 +175,28 @@ function idRanges(file: string, fullBytes: number, size: number, least: number):
   return cuts.map((start, k) => ({ start, end: cuts[k + 1] ?? size }));
 }
 
+/** The range scans of the check pass of `file` with the default `fullCheckBytes` and without a ledger, started now (see BatchSource.rangeScans); none when the file cannot be read. */
+export function startIdRangeScans(file: string, shard?: Shard): RangeScan[] {
+  try {
+    const size = statSync(file).size;
+    const partitions = partitionsFor(size);
+    return idRanges(file, FULL_CHECK_BYTES, size, ID_RANGE_BYTES).map((range) => startRangeScan({ file, range, partitions, ...(shard ? { shard } : {}) }));
+  } catch {
+    return [];
+  }
+}
+
 /** The check pass (see module rules); `signal` ends it early (the report then counts what was read). */
 export async function checkInput(source: BatchSource, signal?: AbortSignal): Promise<CheckReport> {
   const size = (await stat(source.file)).size;
   const fullBytes = source.fullCheckBytes ?? FULL_CHECK_BYTES;
+  const partitions = partitionsFor(size);
   // With a ledger the counts need every id as a string: scanned here alone.
   const ranges = source.done.size === 0 ? idRanges(source.file, fullBytes, size, source.idRangeBytes ?? ID_RANGE_BYTES) : [];
-  const partitions = partitionsFor(size);
-  const scans: RangeScan[] = ranges.map((range) => startRangeScan({ file: source.file, range, partitions, ...(source.shard ? { shard: source.shard } : {}) }));
+  const early = source.rangeScans ?? [];
+  const fits = early.length === ranges.length && early.every((scan, k) => scan.partitions === partitions && scan.range.start === ranges[k]!.start && scan.range.end === ranges[k]!.end);
+  if (!fits) for (const scan of early) scan.cancel();
+  const scans: RangeScan[] = fits ? early : ranges.map((range) => startRangeScan({ file: source.file, range, partitions, ...(source.shard ? { shard: source.shard } : {}) }));
   try {
     return await checkWithRanges(source, size, fullBytes, partitions, scans, signal);
   } finally {
