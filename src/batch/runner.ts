@@ -43,8 +43,8 @@ export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
 /** The input past `fullCheckBytes` is shared out between this thread and ID_RANGES worker threads (./range-scan.ts) when each share has at least this many bytes. */
 export const ID_RANGE_BYTES = 64 * 1024 * 1024;
 const ID_RANGES = 1;
-/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan (measured on 1 GB inputs). */
-const OWN_SHARE = 0.4;
+/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan, while the worker starts before the spec loads (0.4 and 0.3 measured on 1 GB inputs, docs/performance.md). */
+const OWN_SHARE = 0.3;
 
 /** Where the items come from, and which of them this batch runs. */
 export interface BatchSource {
