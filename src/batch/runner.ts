@@ -8,7 +8,10 @@
  *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes
  *   are also parsed and prepared whole (a bad line, a template placeholder without a value; their
  *   repeats found at once, ./id-index.ts); past them only the id is read, from the line's bytes
- *   (./line-id.ts), and staged, so a big input starts at once. Bad lines are reported together,
+ *   (./line-id.ts), and staged, so a big input starts at once. Without a ledger, a big input's
+ *   bytes past `fullCheckBytes` are shared with a worker thread (./range-scan.ts, ./id-scan.ts:
+ *   its range cut after a `\n`, its line numbers offset by the lines before it, its staged ids
+ *   absorbed), which may be started before the source is ready (`startIdRangeScans`). Bad lines are reported together,
  *   in line order (at most MAX_REPORTED), unless `skipBadLines`.
  * - A bad line is counted, and belongs to a shard, by the id it names when that id can be read
  *   (the parse got that far, or the fast path reads it: what the check counted for a line read
@@ -24,10 +27,10 @@
  *   are the caller's to stop (their own signal).
  * - Results are counted into the summary as they are written; `usage` sums every item's.
  */
-import { idOfText, InputLineError, parseItem } from "./input.js";
-import { hashId, hashIdBytes, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
+import { InputLineError, parseItem } from "./input.js";
+import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
-import { BLANK, fastLineId, IdSpanReader, LINE_NUMBER, lineId, SPAN } from "./line-id.js";
+import { fastLineId, IdSpanReader, lineId } from "./line-id.js";
 import { cutAfterNewline, LineReader, lineInSegments, textLines, type ByteRange, type LineSegment } from "./lines.js";
 import { stageIdOnly, type IdScanResult } from "./id-scan.js";
 import { startRangeScan, type RangeScan } from "./range-scan.js";

@@ -15,6 +15,10 @@
  *   part (so equal halves sit together, the lowest line first) and decides: the first line of an
  *   id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
  *   kept hash meets are read again (`idAt`) and their ids compared, so two ids never count as one.
+ * - A range of the input staged elsewhere (a worker thread, ./id-scan.ts) is handed over sorted
+ *   (`exportSorted`) and kept as it is (`absorb`, its lines offset by the lines before it):
+ *   `resolve` merges each part's sorted queues by half, and a run of lines of one half is put in
+ *   line order before it is decided, so a repeat across ranges is found like any other.
  * - After `resolve`, `owner` is the run pass's question: the line that owns an id, or -1 when the
  *   check never counted it.
  * - The queues are sized from the expected number of ids (`expect`) so they rarely grow: memory
