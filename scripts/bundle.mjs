@@ -215,8 +215,11 @@ const start = await build({
   ].join("\n"))],
 });
 
+/** scan-worker.cjs: the check pass's worker thread (src/batch/scan-worker.ts, started by src/batch/range-scan.ts), a small bundle of its own that Node's loader runs. */
+const scanWorker = await build({ ...COMMON, entryPoints: { "scan-worker": "src/batch/scan-worker.ts" }, outdir, banner: { js: META_URL } });
+
 // No output loaded as a vm.Script calls import() (see the rules above); start.cjs is compiled by Node's loader.
-for (const result of [main, vendor]) {
+for (const result of [main, vendor, scanWorker]) {
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
     const dynamic = output.imports.filter((i) => i.kind === "dynamic-import");
     if (dynamic.length) throw new Error(`${file} calls import(): ${dynamic.map((i) => i.path).join(", ")}`);
@@ -248,7 +251,7 @@ rmSync(`${root}dist/index.js.map`, { force: true });
  */
 const files = {};
 const name = (path) => relative(outdir, `${root}${path}`).replaceAll("\\", "/");
-for (const result of [main, vendor, start]) {
+for (const result of [main, vendor, start, scanWorker]) {
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
     if (file.endsWith(".map")) continue;
     const inputs = Object.keys(output.inputs);

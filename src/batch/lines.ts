@@ -34,6 +34,12 @@ export const CHECKPOINT_LINES = 1024;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 
+/** Bytes `start`..`end` of a file. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 /** One line as text, by its 1-based number: its text, or (past MAX_LINE_BYTES) its length. */
 export type InputLine = { line: number; text: string } | { line: number; tooLong: number };
 
@@ -71,10 +77,17 @@ export class LineReader {
   /** checkpoints[k]: the offset of line k × CHECKPOINT_LINES + 1. */
   readonly checkpoints: number[] = [];
 
-  private constructor(private readonly handle: FileHandle) {}
+  /** The file offset where reading stops (the end of the byte range read). */
+  private readonly stop: number;
 
-  static async open(file: string): Promise<LineReader> {
-    return new LineReader(await open(file, "r"));
+  private constructor(private readonly handle: FileHandle, range?: ByteRange) {
+    this.taken = range?.start ?? 0;
+    this.stop = range?.end ?? Infinity;
+  }
+
+  /** A reader of `file`, or of its bytes `range.start`..`range.end` (cut right after a `\n`; line numbers then count from the range's start). */
+  static async open(file: string, range?: ByteRange): Promise<LineReader> {
+    return new LineReader(await open(file, "r"), range);
   }
 
   /** The file's size when opened, in bytes. */
@@ -96,7 +109,8 @@ export class LineReader {
   private readAhead(): void {
     const into = this.spare;
     const position = this.taken;
-    this.pending = this.handle.read(into, HEAD_BYTES, CHUNK_BYTES, position).then((r) => r.bytesRead);
+    const length = Math.min(CHUNK_BYTES, this.stop - position);
+    this.pending = length <= 0 ? Promise.resolve(0) : this.handle.read(into, HEAD_BYTES, length, position).then((r) => r.bytesRead);
   }
 
   /** Reads the next chunk and hands its complete lines to `visitor`; false once the file is done. */
@@ -246,4 +260,37 @@ export function lineAt(file: string, line: number, checkpoints: readonly number[
   } finally {
     closeSync(fd);
   }
+}
+
+/** The offset right after the first `\n` at or after `at` in `file` (a cut between two lines), or undefined when there is none within MAX_LINE_BYTES. */
+export function cutAfterNewline(file: string, at: number): number | undefined {
+  const fd = openSync(file, "r");
+  try {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    for (let position = at; position - at <= MAX_LINE_BYTES;) {
+      const bytesRead = readSync(fd, chunk, 0, chunk.length, position);
+      if (bytesRead === 0) return undefined;
+      const newline = chunk.indexOf(NEWLINE);
+      if (newline >= 0 && newline < bytesRead) return position + newline + 1;
+      position += bytesRead;
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Where the lines of one byte range of a file are: its first line's number and its reader's checkpoints (numbered from that line). */
+export interface LineSegment {
+  firstLine: number;
+  checkpoints: readonly number[];
+}
+
+/** `lineAt` for a file read as consecutive ranges (`segments` in line order). */
+export function lineInSegments(file: string, line: number, segments: readonly LineSegment[]): Buffer | undefined {
+  for (let k = segments.length - 1; k >= 0; k--) {
+    const segment = segments[k]!;
+    if (line >= segment.firstLine) return lineAt(file, line - segment.firstLine + 1, segment.checkpoints);
+  }
+  return undefined;
 }

@@ -8,7 +8,10 @@
  *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes
  *   are also parsed and prepared whole (a bad line, a template placeholder without a value; their
  *   repeats found at once, ./id-index.ts); past them only the id is read, from the line's bytes
- *   (./line-id.ts), and staged, so a big input starts at once. Bad lines are reported together,
+ *   (./line-id.ts), and staged, so a big input starts at once. Without a ledger, a big input's
+ *   bytes past `fullCheckBytes` are shared with a worker thread (./range-scan.ts, ./id-scan.ts:
+ *   its range cut after a `\n`, its line numbers offset by the lines before it, its staged ids
+ *   absorbed), which may be started before the source is ready (`startIdRangeScans`). Bad lines are reported together,
  *   in line order (at most MAX_REPORTED), unless `skipBadLines`.
  * - A bad line is counted, and belongs to a shard, by the id it names when that id can be read
  *   (the parse got that far, or the fast path reads it: what the check counted for a line read
@@ -24,18 +27,27 @@
  *   are the caller's to stop (their own signal).
  * - Results are counted into the summary as they are written; `usage` sums every item's.
  */
-import { idOfText, InputLineError, parseItem } from "./input.js";
-import { hashId, hashIdBytes, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
+import { InputLineError, parseItem } from "./input.js";
+import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
-import { BLANK, fastLineId, IdSpanReader, LINE_NUMBER, lineId, SPAN } from "./line-id.js";
-import { LineReader, lineAt, textLines } from "./lines.js";
+import { fastLineId, IdSpanReader, lineId } from "./line-id.js";
+import { cutAfterNewline, LineReader, lineInSegments, textLines, type ByteRange, type LineSegment } from "./lines.js";
+import { stageIdOnly, type IdScanResult } from "./id-scan.js";
+import { startRangeScan, type RangeScan } from "./range-scan.js";
 import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
+import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 
 export const MAX_REPORTED = 10;
 /** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
 export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
+/** The input past `fullCheckBytes` is shared out between this thread and ID_RANGES worker threads (./range-scan.ts) when each share has at least this many bytes. */
+export const ID_RANGE_BYTES = 64 * 1024 * 1024;
+const ID_RANGES = 1;
+/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan, while the worker starts before the spec loads (0.4 and 0.3 measured on 1 GB inputs, docs/performance.md). */
+const OWN_SHARE = 0.3;
 
 /** Where the items come from, and which of them this batch runs. */
 export interface BatchSource {
@@ -48,6 +60,10 @@ export interface BatchSource {
   prepare(item: BatchItem): void;
   /** The check pass parses the lines of this many first bytes whole (default FULL_CHECK_BYTES; Infinity: every line). */
   fullCheckBytes?: number;
+  /** The least bytes of a range scanned beside this thread (default ID_RANGE_BYTES). */
+  idRangeBytes?: number;
+  /** Ranges started before the source was ready (`startIdRangeScans`, so that the worker's start and scan overlap the spec's loading); used when they still fit the input. */
+  rangeScans?: RangeScan[];
 }
 
 export interface CheckReport {
@@ -70,10 +86,10 @@ export interface CheckReport {
 export type Entry = { item: BatchItem } | { bad: InputLineError; id: string; key: string };
 
 /** The id of line `line` of `file`, read again from `reader`'s checkpoints (only to tell two ids of one hash apart). */
-function idReader(file: string, reader: LineReader): (line: number) => string | undefined {
+function idReader(file: string, segments: readonly LineSegment[]): (line: number) => string | undefined {
   return (line) => {
     try {
-      const bytes = lineAt(file, line, reader.checkpoints);
+      const bytes = lineInSegments(file, line, segments);
       return bytes ? lineId(bytes, 0, bytes.length, line) ?? undefined : undefined;
     } catch {
       return undefined;
@@ -101,7 +117,7 @@ function repeatedId(line: number, id: string): InputLineError {
 export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdOwners): AsyncGenerator<Entry> {
   const reader = await LineReader.open(source.file);
   /** Without a check, the run pass finds the repeats itself. */
-  const index = checked ? undefined : new IdIndex(idReader(source.file, reader));
+  const index = checked ? undefined : new IdIndex(idReader(source.file, [{ firstLine: 1, checkpoints: reader.checkpoints }]));
   for await (const input of textLines(reader)) {
     let item: BatchItem | null;
     const lineKey = `line:${input.line}`;
@@ -146,16 +162,60 @@ function inShard(source: BatchSource, id: string): boolean {
   return !source.shard || source.shard.count === 1 || shardOf(id, source.shard.count) === source.shard.index;
 }
 
+/**
+ * The ranges scanned beside this thread: the input past `fullBytes` is shared out between this
+ * thread (OWN_SHARE; it scans the start of the file too) and ID_RANGES others, evenly, each cut right after a
+ * `\n` and at least `least` bytes long; none for a smaller input (or one without a cut).
+ */
+function idRanges(file: string, fullBytes: number, size: number, least: number): ByteRange[] {
+  if (!Number.isFinite(fullBytes) || fullBytes >= size) return [];
+  const count = Math.min(ID_RANGES, Math.floor((size - fullBytes) / least) - 1);
+  const cuts: number[] = [];
+  for (let k = 1; k <= count; k++) {
+    const cut = cutAfterNewline(file, fullBytes + Math.floor((size - fullBytes) * (OWN_SHARE + ((1 - OWN_SHARE) * (k - 1)) / count)));
+    if (cut !== undefined && cut < size && cut > (cuts[cuts.length - 1] ?? fullBytes)) cuts.push(cut);
+  }
+  return cuts.map((start, k) => ({ start, end: cuts[k + 1] ?? size }));
+}
+
+/** The range scans of the check pass of `file` with the default `fullCheckBytes` and without a ledger, started now (see BatchSource.rangeScans); none when the file cannot be read. */
+export function startIdRangeScans(file: string, shard?: Shard): RangeScan[] {
+  try {
+    const size = statSync(file).size;
+    const partitions = partitionsFor(size);
+    return idRanges(file, FULL_CHECK_BYTES, size, ID_RANGE_BYTES).map((range) => startRangeScan({ file, range, partitions, ...(shard ? { shard } : {}) }));
+  } catch {
+    return [];
+  }
+}
+
 /** The check pass (see module rules); `signal` ends it early (the report then counts what was read). */
 export async function checkInput(source: BatchSource, signal?: AbortSignal): Promise<CheckReport> {
-  const reader = await LineReader.open(source.file);
-  const idAt = idReader(source.file, reader);
-  const size = await reader.size();
+  const size = (await stat(source.file)).size;
+  const fullBytes = source.fullCheckBytes ?? FULL_CHECK_BYTES;
+  const partitions = partitionsFor(size);
+  // With a ledger the counts need every id as a string: scanned here alone.
+  const ranges = source.done.size === 0 ? idRanges(source.file, fullBytes, size, source.idRangeBytes ?? ID_RANGE_BYTES) : [];
+  const early = source.rangeScans ?? [];
+  const fits = early.length === ranges.length && early.every((scan, k) => scan.partitions === partitions && scan.range.start === ranges[k]!.start && scan.range.end === ranges[k]!.end);
+  if (!fits) for (const scan of early) scan.cancel();
+  const scans: RangeScan[] = fits ? early : ranges.map((range) => startRangeScan({ file: source.file, range, partitions, ...(source.shard ? { shard: source.shard } : {}) }));
+  try {
+    return await checkWithRanges(source, size, fullBytes, partitions, scans, signal);
+  } finally {
+    for (const scan of scans) scan.cancel();
+  }
+}
+
+async function checkWithRanges(source: BatchSource, size: number, fullBytes: number, partitions: number, scans: RangeScan[], signal?: AbortSignal): Promise<CheckReport> {
+  const mainEnd = scans[0]?.range.start ?? size;
+  const reader = await LineReader.open(source.file, { start: 0, end: mainEnd });
+  const segments: LineSegment[] = [{ firstLine: 1, checkpoints: reader.checkpoints }];
+  const idAt = idReader(source.file, segments);
   /** Every id, staged (the run pass's `owner`); the lines parsed whole also go to `early` at once, which finds their repeats in line order. */
-  const index = new StagedIds(idAt, partitionsFor(size));
+  const index = new StagedIds(idAt, partitions);
   const early = new IdIndex(idAt);
   const report: CheckReport = { total: 0, skipped: 0, lines: 0, problems: [], problemCount: 0, index };
-  const fullBytes = source.fullCheckBytes ?? FULL_CHECK_BYTES;
   /** The shard and the ledger need the id as a string; without either, an id read from bytes stays bytes. */
   const needsIds = (source.shard !== undefined && source.shard.count > 1) || source.done.size > 0;
   const count = (id: string, by = 1) => {
@@ -179,29 +239,18 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
       if (offset + (end - start) > fullBytes) {
         report.idsOnlyFrom ??= line;
-        const kind = spans.read(buffer, start, end, offset - start);
-        if (kind === BLANK) return;
-        if (kind === SPAN || kind === LINE_NUMBER) {
-          if (kind === SPAN) hashIdBytes(buffer, spans.idStart, spans.idEnd, hashed);
-          else hashLineNumber(line, hashed);
-          index.stage(hashed[0]!, hashed[1]!, line);
-          if (!needsIds) {
-            report.lines++;
-            report.total++;
-          } else count(kind === SPAN ? buffer.toString("latin1", spans.idStart, spans.idEnd) : String(line));
-          return;
-        }
         let id: string | null;
         try {
-          id = idOfText(buffer.toString("utf8", start, end), line);
+          id = stageIdOnly(spans, hashed, index, buffer, start, end, line, offset - start, needsIds);
         } catch (error) {
           bad(error, `line:${line}`);
           return;
         }
         if (id === null) return;
-        hashId(id, hashed);
-        index.stage(hashed[0]!, hashed[1]!, line);
-        count(id);
+        if (!needsIds) {
+          report.lines++;
+          report.total++;
+        } else count(id);
         return;
       }
       let item: BatchItem | null;
@@ -236,10 +285,35 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
   };
   try {
     // The first chunk tells the average line length: the queues are sized for the whole file at once.
-    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.expect(Math.ceil((size / reader.bytesRead) * reader.lines));
+    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.expect(Math.ceil((mainEnd / reader.bytesRead) * reader.lines));
     while (!signal?.aborted && (await reader.next(visitor)));
   } finally {
     await reader.close();
+  }
+  // The ranges scanned beside this thread, in line order: their lines follow this thread's.
+  let offset = reader.lines;
+  for (const scan of scans) {
+    if (signal?.aborted) break;
+    const range: IdScanResult = await scan.result;
+    segments.push({ firstLine: offset + 1, checkpoints: range.checkpoints });
+    index.absorb(range.staged, offset);
+    if (range.lines > 0) report.idsOnlyFrom ??= offset + 1;
+    report.lines += range.good;
+    report.total += range.total;
+    for (const relative of range.numberedLines) {
+      const line = offset + relative;
+      hashLineNumber(line, hashed);
+      index.stage(hashed[0]!, hashed[1]!, line);
+      count(String(line));
+    }
+    for (const line of range.badLines) {
+      report.problemCount++;
+      count(`line:${offset + line}`);
+    }
+    for (const problem of range.problems) {
+      if (problems.length < MAX_REPORTED) problems.push({ line: offset + problem.line, message: new InputLineError(offset + problem.line, problem.reason, problem.id).message });
+    }
+    offset += range.lines;
   }
   // The repeats among the lines read for ids only: each is a bad line instead of its id's item.
   index.resolve((line, id) => {

@@ -15,6 +15,10 @@
  *   part (so equal halves sit together, the lowest line first) and decides: the first line of an
  *   id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
  *   kept hash meets are read again (`idAt`) and their ids compared, so two ids never count as one.
+ * - A range of the input staged elsewhere (a worker thread, ./id-scan.ts) is handed over sorted
+ *   (`exportSorted`) and kept as it is (`absorb`, its lines offset by the lines before it):
+ *   `resolve` merges each part's sorted queues by half, and a run of lines of one half is put in
+ *   line order before it is decided, so a repeat across ranges is found like any other.
  * - After `resolve`, `owner` is the run pass's question: the line that owns an id, or -1 when the
  *   check never counted it.
  * - The queues are sized from the expected number of ids (`expect`) so they rarely grow: memory
@@ -40,8 +44,23 @@ interface Part {
   used: number;
 }
 
+/** A part's sorted pairs staged elsewhere (another range of the input, ./id-scan.ts), its lines counted from `offset` + 1. */
+interface Segment {
+  words: Uint32Array;
+  offset: number;
+}
+
+/** What `exportSorted` gives and `absorb` takes: each part's sorted pairs and the marks, of lines numbered from 1. */
+export interface StagedRange {
+  parts: Uint32Array[];
+  marks: Uint16Array;
+}
+
 export class StagedIds implements IdOwners {
   private readonly parts: Part[];
+  /** segments[i]: part i's pairs absorbed from other ranges, in line order. */
+  private readonly segments: Segment[][];
+  private sorted = false;
   private readonly shift: number;
   private readonly hashed = new Int32Array(2);
   /** marks[line]: the low 16 bits of the first hash half of line `line`'s id (see module rules). */
@@ -58,12 +77,14 @@ export class StagedIds implements IdOwners {
     if (!Number.isInteger(bits) || bits > MAX_PARTITION_BITS) throw new RangeError(`partitions must be a power of two up to ${2 ** MAX_PARTITION_BITS}`);
     this.shift = bits;
     this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0 }));
+    this.segments = this.parts.map(() => []);
   }
 
   /** How many lines are staged. */
   get size(): number {
     let words = 0;
     for (const part of this.parts) words += part.used;
+    for (const list of this.segments) for (const segment of list) words += segment.words.length;
     return words / 2;
   }
 
@@ -101,20 +122,86 @@ export class StagedIds implements IdOwners {
     this.marks[line] = a;
   }
 
+  /** Sorts every part staged here (once; equal halves then sit together, the lowest line first). */
+  sortParts(): void {
+    if (this.sorted) return;
+    this.sorted = true;
+    for (const part of this.parts) new BigUint64Array(part.words.buffer, part.words.byteOffset, part.used / 2).sort();
+  }
+
+  /** The sorted pairs and the marks of the `lines` lines staged here, to be absorbed by the StagedIds of the whole input. */
+  exportSorted(lines: number): StagedRange {
+    this.sortParts();
+    return { parts: this.parts.map((part) => part.words.subarray(0, part.used)), marks: this.marks.subarray(0, lines + 1) };
+  }
+
+  /** Takes the pairs of a range whose line 1 is line `offset` + 1 here; ranges are absorbed in line order, after the lines staged here. */
+  absorb(range: StagedRange, offset: number): void {
+    if (range.parts.length !== this.parts.length) throw new RangeError("a staged range must have as many parts");
+    range.parts.forEach((words, i) => void (words.length > 0 && this.segments[i]!.push({ words, offset })));
+    const lines = range.marks.length - 1;
+    if (offset + lines >= this.marks.length) this.growMarks(offset + lines + 1);
+    this.marks.set(range.marks.subarray(1), offset + 1);
+  }
+
   /** Sorts every part and finds the repeats: `repeated(line, id, owner)` for each line whose id an earlier line owns. */
   resolve(repeated: (line: number, id: string, owner: number) => void): void {
-    for (const part of this.parts) {
-      const words = part.words;
-      const end = part.used;
-      new BigUint64Array(words.buffer, words.byteOffset, end / 2).sort();
-      for (let at = 3; at < end; at += 2) {
-        if (words[at] !== words[at - 2]) continue;
-        // A run of lines whose kept hash meets: compare their ids.
-        let last = at + 2;
-        while (last < end && words[last] === words[at]) last += 2;
-        this.resolveRun(words, at - 3, last - 1, repeated);
-        at = last - 2;
+    this.sortParts();
+    const run: number[] = [];
+    this.parts.forEach((part, i) => {
+      const sources: Segment[] = [{ words: part.words.subarray(0, part.used), offset: 0 }, ...this.segments[i]!];
+      if (sources.length === 1) this.resolveSorted(sources[0]!.words, repeated);
+      else this.resolveMerged(sources, run, repeated);
+    });
+  }
+
+  /** The repeats within one sorted queue. */
+  private resolveSorted(words: Uint32Array, repeated: (line: number, id: string, owner: number) => void): void {
+    const end = words.length;
+    const run: number[] = [];
+    for (let at = 3; at < end; at += 2) {
+      if (words[at] !== words[at - 2]) continue;
+      // A run of lines whose kept hash meets: compare their ids.
+      run.length = 0;
+      run.push(words[at - 3]!);
+      for (; at < end && words[at] === words[at - 2]; at += 2) run.push(words[at - 1]!);
+      this.resolveRun(run, repeated);
+    }
+  }
+
+  /** The repeats within sorted queues of consecutive ranges: a merge by half (one half's lines come source by source, so in line order). */
+  private resolveMerged(sources: Segment[], run: number[], repeated: (line: number, id: string, owner: number) => void): void {
+    const words = sources.map((source) => source.words);
+    const offsets = sources.map((source) => source.offset);
+    const heads = sources.map(() => 0);
+    const k = sources.length;
+    for (;;) {
+      let best = -1;
+      let half = 0;
+      for (let s = 0; s < k; s++) {
+        const at = heads[s]!;
+        if (at < words[s]!.length && (best < 0 || words[s]![at + 1]! < half)) {
+          best = s;
+          half = words[s]![at + 1]!;
+        }
       }
+      if (best < 0) return;
+      const own = words[best]!;
+      const head = heads[best]!;
+      let single = !(head + 3 < own.length && own[head + 3] === half);
+      for (let s = 0; single && s < k; s++) if (s !== best && heads[s]! < words[s]!.length && words[s]![heads[s]! + 1] === half) single = false;
+      if (single) {
+        heads[best] = head + 2;
+        continue;
+      }
+      run.length = 0;
+      for (let s = 0; s < k; s++) {
+        const list = words[s]!;
+        let at = heads[s]!;
+        for (; at < list.length && list[at + 1] === half; at += 2) run.push(list[at]! + offsets[s]!);
+        heads[s] = at;
+      }
+      this.resolveRun(run, repeated);
     }
   }
 
@@ -124,30 +211,34 @@ export class StagedIds implements IdOwners {
     const part = this.parts[this.shift === 0 ? 0 : this.hashed[0]! >>> (32 - this.shift)]!;
     const half = this.hashed[1]! >>> 0;
     const mark = this.hashed[0]! & 0xffff;
-    const words = part.words;
-    let low = 0;
-    let high = part.used / 2;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (words[mid * 2 + 1]! < half) low = mid + 1;
-      else high = mid;
-    }
-    for (let at = low * 2; at < part.used && words[at + 1] === half; at += 2) {
-      const line = words[at]!;
-      if (line === expected) return expected;
-      if (this.marks[line] === mark && this.read(line) === id) return line;
+    const index = this.parts.indexOf(part);
+    const sources: Segment[] = [{ words: part.words.subarray(0, part.used), offset: 0 }, ...this.segments[index]!];
+    for (const { words, offset } of sources) {
+      let low = 0;
+      let high = words.length / 2;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if (words[mid * 2 + 1]! < half) low = mid + 1;
+        else high = mid;
+      }
+      for (let at = low * 2; at < words.length && words[at + 1] === half; at += 2) {
+        const line = words[at]! + offset;
+        if (line === expected) return expected;
+        if (this.marks[line] === mark && this.read(line) === id) return line;
+      }
     }
     return -1;
   }
 
   /**
-   * The lines at words[from..to) share the kept half: those whose marks meet too are compared by
+   * The lines of `run` share the kept half: those whose marks meet too are compared by
    * their ids; each id's first line owns it, the others with that id are repeats.
    */
-  private resolveRun(words: Uint32Array, from: number, to: number, repeated: (line: number, id: string, owner: number) => void): void {
+  private resolveRun(run: number[], repeated: (line: number, id: string, owner: number) => void): void {
+    // Lines staged by number after a range was absorbed (./runner.ts) sit in this thread's queue: line order first.
+    run.sort((a, b) => a - b);
     const groups = new Map<number, { first: number; owners?: Map<string, number> }>();
-    for (let at = from; at < to; at += 2) {
-      const line = words[at]!;
+    for (const line of run) {
       const mark = this.marks[line]!;
       const group = groups.get(mark);
       if (!group) {

@@ -36,7 +36,7 @@ import { fileKind } from "../../regular-file.js";
 import { zeroUsage } from "../../tools/usage.js";
 import { openLedger, openResultsWriter } from "../../batch/ledger.js";
 import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
-import { checkInput, emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
+import { checkInput, startIdRangeScans, emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
 import { parseShard, type Shard } from "../../batch/shard.js";
 import { progressOf, round6 } from "../../batch/events.js";
 import type { BatchEndBody } from "../../loop/batch-event-bodies.js";
@@ -110,6 +110,9 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   const startedAt = performance.now();
   const problems: string[] = [];
   const flags = batchFlags(argv, io, problems);
+  // The check pass's worker starts now, so that its start and scan overlap the spec's loading (docs/batch.md).
+  const rangeScans = flags.check && !flags.fullCheck && !flags.resume && flags.input !== "-" && problems.length === 0 ? startIdRangeScans(flags.input, flags.shard) : [];
+  cleanup.push(async () => rangeScans.forEach((scan) => scan.cancel()));
   // Stopping: a signal (from now on: also during the check pass) or the deadline stops new
   // items; running items get their own signal, after the grace.
   const stopStarting = new AbortController();
@@ -158,6 +161,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     done: ledger.done,
     prepare: (item) => void itemMessages(item, shared0),
     ...(flags.fullCheck ? { fullCheckBytes: Infinity } : {}),
+    rangeScans,
   };
   const report = flags.check ? await checkInput(source, stopStarting.signal) : undefined;
   if (report && report.problemCount > 0 && !flags.skipBadLines && !signals.received) {
