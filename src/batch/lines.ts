@@ -28,6 +28,8 @@ import { open, type FileHandle } from "node:fs/promises";
 
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** The first read of a reader opened `soon` (the run pass): its first lines are ready after a small read, not after decoding a whole chunk. */
+const SOON_BYTES = 64 * 1024;
 /** Room before a chunk's data for the unfinished line of the chunk before (a longer one is joined in a buffer of its own). */
 const HEAD_BYTES = 64 * 1024;
 export const CHECKPOINT_LINES = 1024;
@@ -80,14 +82,19 @@ export class LineReader {
   /** The file offset where reading stops (the end of the byte range read). */
   private readonly stop: number;
 
-  private constructor(private readonly handle: FileHandle, range?: ByteRange) {
+  /** The size of the next read (see SOON_BYTES). */
+  private chunkBytes: number;
+
+  private constructor(private readonly handle: FileHandle, range?: ByteRange, soon = false) {
     this.taken = range?.start ?? 0;
     this.stop = range?.end ?? Infinity;
+    this.chunkBytes = soon ? SOON_BYTES : CHUNK_BYTES;
   }
 
   /** A reader of `file`, or of its bytes `range.start`..`range.end` (cut right after a `\n`; line numbers then count from the range's start). */
-  static async open(file: string, range?: ByteRange): Promise<LineReader> {
-    return new LineReader(await open(file, "r"), range);
+  /** Reads `range` of `file` (default all of it); `soon`: the first read is small (SOON_BYTES), for a reader whose first lines are wanted at once. */
+  static async open(file: string, range?: ByteRange, options: { soon?: boolean } = {}): Promise<LineReader> {
+    return new LineReader(await open(file, "r"), range, options.soon);
   }
 
   /** The file's size when opened, in bytes. */
@@ -109,7 +116,8 @@ export class LineReader {
   private readAhead(): void {
     const into = this.spare;
     const position = this.taken;
-    const length = Math.min(CHUNK_BYTES, this.stop - position);
+    const length = Math.min(this.chunkBytes, this.stop - position);
+    this.chunkBytes = CHUNK_BYTES;
     this.pending = length <= 0 ? Promise.resolve(0) : this.handle.read(into, HEAD_BYTES, length, position).then((r) => r.bytesRead);
   }
 

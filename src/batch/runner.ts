@@ -115,7 +115,7 @@ function repeatedId(line: number, id: string): InputLineError {
  * `checked`: the check pass's ids; each line's id must be the one it counted for that line.
  */
 export async function* entries(source: Pick<BatchSource, "file" | "prepare">, checked?: IdOwners): AsyncGenerator<Entry> {
-  const reader = await LineReader.open(source.file);
+  const reader = await LineReader.open(source.file, undefined, { soon: true });
   /** Without a check, the run pass finds the repeats itself. */
   const index = checked ? undefined : new IdIndex(idReader(source.file, [{ firstLine: 1, checkpoints: reader.checkpoints }]));
   for await (const input of textLines(reader)) {

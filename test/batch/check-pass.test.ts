@@ -25,8 +25,8 @@ async function file(content: string | Buffer): Promise<string> {
   return path;
 }
 
-async function readAll(path: string) {
-  const reader = await LineReader.open(path);
+async function readAll(path: string, soon = false) {
+  const reader = await LineReader.open(path, undefined, { soon });
   const lines: Array<{ line: number; text?: string; tooLong?: number; offset: number }> = [];
   const visitor = {
     line: (b: Buffer, s: number, e: number, line: number, offset: number) => void lines.push({ line, text: b.toString("utf8", s, e), offset }),
@@ -37,6 +37,25 @@ async function readAll(path: string) {
 }
 
 describe("LineReader", () => {
+  it("opened `soon`, hands over its first lines after a small read, then reads the same lines as a plain reader", async () => {
+    const long = `{"id":"long","prompt":"${"y".repeat(100 * 1024)}"}`;
+    const rest = Array.from({ length: 20000 }, (_, i) => `{"id":"r${i}"}`);
+    for (const content of [[...rest].join("\n"), [long, ...rest].join("\r\n"), [rest[0], long, ...rest.slice(1)].join("\n")]) {
+      const path = await file(`${content}\n`);
+      const soon = await readAll(path, true);
+      const plain = await readAll(path);
+      expect(soon.lines).toEqual(plain.lines);
+      expect(soon.reader.checkpoints).toEqual(plain.reader.checkpoints);
+    }
+    const path = await file(`${rest.join("\n")}\n`);
+    const reader = await LineReader.open(path, undefined, { soon: true });
+    let first = 0;
+    await reader.next({ line: () => void first++, tooLong: () => {} });
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(10000);
+    await reader.close();
+  });
+
   it("drops a BOM and a \\r before \\n, keeps a last line without newline, gives byte offsets", async () => {
     const { lines } = await readAll(await file(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"id":"a"}\r\n\né\nlast')])));
     expect(lines).toEqual([
