@@ -7,8 +7,8 @@
  *   `inputSchema` as the tool declares it), all in one page;
  * - tools/call: the session's call with the request's signal (notifications/cancelled, a closed
  *   HTTP stream, the connection's end) and, when the request carries a progress token, progress
- *   notifications, each sent before the result; the result is projected through the SDK's codec
- *   for the negotiated era;
+ *   notifications, each sent before the result and PROGRESS_GAP_MS ahead of it; the result is
+ *   projected through the SDK's codec for the negotiated era;
  * - `toolsChanged()` sends notifications/tools/list_changed on every live instance.
  * The SDK is imported by the caller (only `yiem mcp serve` loads it); types only here.
  */
@@ -17,6 +17,15 @@ import type { ServerIdentity } from "./stdio-wire.js";
 import type { ServeSession } from "./session.js";
 
 export type SdkModule = typeof import("@modelcontextprotocol/server");
+
+/**
+ * The pause between a call's last progress notification and its result. The official SDK client
+ * handles a response at once but a notification a microtask later, and forgets the request's
+ * progress handler with its response: progress read in the same chunk as the response is
+ * dropped (seen about once in six runs of test/mcp/serve-stdio.test.ts on the idle machine).
+ * The pause lets the client read the progress first; only calls that sent progress pay it.
+ */
+const PROGRESS_GAP_MS = 20;
 
 export function serverIdentity(version: string): ServerIdentity {
   return { serverInfo: { name: "yiem", version }, capabilities: { tools: { listChanged: true } } };
@@ -59,6 +68,7 @@ export function createServerFactory(sdk: SdkModule, identity: ServerIdentity, se
             };
         const result = await session.call(name, args ?? {}, { signal: ctx.mcpReq.signal, progress });
         await Promise.all(progressSent);
+        if (progressSent.length > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_GAP_MS));
         return server.projectCallToolResult(result as Parameters<SdkServer["projectCallToolResult"]>[0], undefined);
       });
       live.add(server);
