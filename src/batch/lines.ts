@@ -91,8 +91,11 @@ export class LineReader {
     this.chunkBytes = soon ? SOON_BYTES : CHUNK_BYTES;
   }
 
-  /** A reader of `file`, or of its bytes `range.start`..`range.end` (cut right after a `\n`; line numbers then count from the range's start). */
-  /** Reads `range` of `file` (default all of it); `soon`: the first read is small (SOON_BYTES), for a reader whose first lines are wanted at once. */
+  /**
+   * A reader of `file`, or of its bytes `range.start`..`range.end` (cut right after a `\n`; line
+   * numbers then count from the range's start). `soon`: the first read is SOON_BYTES, for a reader
+   * whose first lines are wanted at once.
+   */
   static async open(file: string, range?: ByteRange, options: { soon?: boolean } = {}): Promise<LineReader> {
     return new LineReader(await open(file, "r"), range, options.soon);
   }
