@@ -111,7 +111,7 @@ export class StagedIds implements IdOwners {
 
   /** Queues line `line`'s id by its hash (a, b) (see module rules). */
   stage(a: number, b: number, line: number): void {
-    const part = this.parts[this.shift === 0 ? 0 : a >>> (32 - this.shift)]!;
+    const part = this.parts[this.partOf(a)]!;
     let at = part.used;
     if (at === part.words.length) this.growTo(part, part.words.length * 2);
     const words = part.words;
@@ -148,17 +148,16 @@ export class StagedIds implements IdOwners {
   resolve(repeated: (line: number, id: string, owner: number) => void): void {
     this.sortParts();
     const run: number[] = [];
-    this.parts.forEach((part, i) => {
-      const sources: Segment[] = [{ words: part.words.subarray(0, part.used), offset: 0 }, ...this.segments[i]!];
-      if (sources.length === 1) this.resolveSorted(sources[0]!.words, repeated);
+    for (let i = 0; i < this.parts.length; i++) {
+      const sources = this.sourcesOf(i);
+      if (sources.length === 1) this.resolveSorted(sources[0]!.words, run, repeated);
       else this.resolveMerged(sources, run, repeated);
-    });
+    }
   }
 
   /** The repeats within one sorted queue. */
-  private resolveSorted(words: Uint32Array, repeated: (line: number, id: string, owner: number) => void): void {
+  private resolveSorted(words: Uint32Array, run: number[], repeated: (line: number, id: string, owner: number) => void): void {
     const end = words.length;
-    const run: number[] = [];
     for (let at = 3; at < end; at += 2) {
       if (words[at] !== words[at - 2]) continue;
       // A run of lines whose kept hash meets: compare their ids.
@@ -208,11 +207,9 @@ export class StagedIds implements IdOwners {
   /** The line that owns `id`, or -1 (see module rules). `expected` is the caller's own line. */
   owner(id: string, expected: number): number {
     this.hash(id, this.hashed);
-    const part = this.parts[this.shift === 0 ? 0 : this.hashed[0]! >>> (32 - this.shift)]!;
     const half = this.hashed[1]! >>> 0;
     const mark = this.hashed[0]! & 0xffff;
-    const index = this.parts.indexOf(part);
-    const sources: Segment[] = [{ words: part.words.subarray(0, part.used), offset: 0 }, ...this.segments[index]!];
+    const sources = this.sourcesOf(this.partOf(this.hashed[0]!));
     for (const { words, offset } of sources) {
       let low = 0;
       let high = words.length / 2;
@@ -228,6 +225,17 @@ export class StagedIds implements IdOwners {
       }
     }
     return -1;
+  }
+
+  /** The part of an id whose first hash half is `a`: its top bits (see module rules). */
+  private partOf(a: number): number {
+    return this.shift === 0 ? 0 : a >>> (32 - this.shift);
+  }
+
+  /** Part `i`'s sorted queues: the one staged here, then those absorbed, in line order. */
+  private sourcesOf(i: number): Segment[] {
+    const part = this.parts[i]!;
+    return [{ words: part.words.subarray(0, part.used), offset: 0 }, ...this.segments[i]!];
   }
 
   /**
