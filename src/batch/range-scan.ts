@@ -1,5 +1,6 @@
 /**
- * A range of the check pass scanned beside this thread (./id-scan.ts): on a worker thread
+ * The ranges of the check pass scanned beside this thread: how a big input's bytes past the
+ * first lines are shared out (`idRanges`), and each range's scan (./id-scan.ts) on a worker thread
  * (scan-worker.cjs next to the CLI bundle, or scan-worker.js next to this module when built),
  * else, where there is no worker file (the sources run as TypeScript), in this thread, its reads
  * interleaved with the caller's.
@@ -12,7 +13,30 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { scanIdRange, type IdScanRequest, type IdScanResult } from "./id-scan.js";
-import type { ByteRange } from "./lines.js";
+import { cutAfterNewline, type ByteRange } from "./lines.js";
+
+/** The input past `fullCheckBytes` is shared out between this thread and ID_RANGES worker threads when each share has at least this many bytes. */
+export const ID_RANGE_BYTES = 64 * 1024 * 1024;
+const ID_RANGES = 1;
+/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan, while the worker starts before the spec loads (0.4 and 0.3 measured on 1 GB inputs, docs/performance.md). */
+const OWN_SHARE = 0.3;
+
+/**
+ * The ranges scanned beside this thread: the input past `fullBytes` is shared out between this
+ * thread (OWN_SHARE; it scans the start of the file too) and ID_RANGES others, evenly, each cut
+ * right after a `\n` and at least `least` bytes long; none for a smaller input (or one without a
+ * cut).
+ */
+export function idRanges(file: string, fullBytes: number, size: number, least: number): ByteRange[] {
+  if (!Number.isFinite(fullBytes) || fullBytes >= size) return [];
+  const count = Math.min(ID_RANGES, Math.floor((size - fullBytes) / least) - 1);
+  const cuts: number[] = [];
+  for (let k = 1; k <= count; k++) {
+    const cut = cutAfterNewline(file, fullBytes + Math.floor((size - fullBytes) * (OWN_SHARE + ((1 - OWN_SHARE) * (k - 1)) / count)));
+    if (cut !== undefined && cut < size && cut > (cuts[cuts.length - 1] ?? fullBytes)) cuts.push(cut);
+  }
+  return cuts.map((start, k) => ({ start, end: cuts[k + 1] ?? size }));
+}
 
 export interface RangeScan {
   range: ByteRange;

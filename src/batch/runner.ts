@@ -11,8 +11,8 @@
  *   (./line-id.ts), and staged, so a big input starts at once. Without a ledger, a big input's
  *   bytes past `fullCheckBytes` are shared with a worker thread (./range-scan.ts, ./id-scan.ts:
  *   its range cut after a `\n`, its line numbers offset by the lines before it, its staged ids
- *   absorbed), which may be started before the source is ready (`startIdRangeScans`). Bad lines are reported together,
- *   in line order (at most MAX_REPORTED), unless `skipBadLines`.
+ *   absorbed), which may be started before the source is ready (`startIdRangeScans`). Bad lines
+ *   are reported together, in line order (at most MAX_REPORTED), unless `skipBadLines`.
  * - A bad line is counted, and belongs to a shard, by the id it names when that id can be read
  *   (the parse got that far, or the fast path reads it: what the check counted for a line read
  *   for its id only), else by `line:N`; its result is `line:N` either way. So the check's total
@@ -31,9 +31,9 @@ import { InputLineError, parseItem } from "./input.js";
 import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
 import { fastLineId, IdSpanReader, lineId } from "./line-id.js";
-import { cutAfterNewline, LineReader, lineInSegments, textLines, type ByteRange, type LineSegment } from "./lines.js";
+import { LineReader, lineInSegments, textLines, type LineSegment } from "./lines.js";
 import { stageIdOnly, type IdScanResult } from "./id-scan.js";
-import { startRangeScan, type RangeScan } from "./range-scan.js";
+import { ID_RANGE_BYTES, idRanges, startRangeScan, type RangeScan } from "./range-scan.js";
 import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
 import { addUsage, zeroUsage } from "../tools/usage.js";
@@ -43,11 +43,6 @@ import { statSync } from "node:fs";
 export const MAX_REPORTED = 10;
 /** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
 export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
-/** The input past `fullCheckBytes` is shared out between this thread and ID_RANGES worker threads (./range-scan.ts) when each share has at least this many bytes. */
-export const ID_RANGE_BYTES = 64 * 1024 * 1024;
-const ID_RANGES = 1;
-/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan, while the worker starts before the spec loads (0.4 and 0.3 measured on 1 GB inputs, docs/performance.md). */
-const OWN_SHARE = 0.3;
 
 /** Where the items come from, and which of them this batch runs. */
 export interface BatchSource {
@@ -160,22 +155,6 @@ export function idOf(entry: Entry): string {
 
 function inShard(source: BatchSource, id: string): boolean {
   return !source.shard || source.shard.count === 1 || shardOf(id, source.shard.count) === source.shard.index;
-}
-
-/**
- * The ranges scanned beside this thread: the input past `fullBytes` is shared out between this
- * thread (OWN_SHARE; it scans the start of the file too) and ID_RANGES others, evenly, each cut right after a
- * `\n` and at least `least` bytes long; none for a smaller input (or one without a cut).
- */
-function idRanges(file: string, fullBytes: number, size: number, least: number): ByteRange[] {
-  if (!Number.isFinite(fullBytes) || fullBytes >= size) return [];
-  const count = Math.min(ID_RANGES, Math.floor((size - fullBytes) / least) - 1);
-  const cuts: number[] = [];
-  for (let k = 1; k <= count; k++) {
-    const cut = cutAfterNewline(file, fullBytes + Math.floor((size - fullBytes) * (OWN_SHARE + ((1 - OWN_SHARE) * (k - 1)) / count)));
-    if (cut !== undefined && cut < size && cut > (cuts[cuts.length - 1] ?? fullBytes)) cuts.push(cut);
-  }
-  return cuts.map((start, k) => ({ start, end: cuts[k + 1] ?? size }));
 }
 
 /** The range scans of the check pass of `file` with the default `fullCheckBytes` and without a ledger, started now (see BatchSource.rangeScans); none when the file cannot be read. */
