@@ -20,8 +20,8 @@ import { LineReader, type ByteRange } from "./lines.js";
 import { shardOf, type Shard } from "./shard.js";
 import { StagedIds, type StagedRange } from "./staged-ids.js";
 
-/** The bad lines a range reports in full (the runner reports at most MAX_REPORTED of them in all). */
-const REPORTED = 10;
+/** The bad lines the check pass reports in full, in all and so for each range. */
+export const MAX_REPORTED = 10;
 
 /**
  * Stages line `line`'s id as the check pass does past `fullCheckBytes`: null for a blank line, the
@@ -87,7 +87,7 @@ export interface IdScanResult {
   /** Good lines that are not blank nor numbered, and of those the ones in this shard. */
   good: number;
   total: number;
-  /** The relative numbers of every bad line (each counted by the caller as `line:N`), the first REPORTED in full. */
+  /** The relative numbers of every bad line (each counted by the caller as `line:N`), the first MAX_REPORTED in full. */
   badLines: number[];
   problems: RangeProblem[];
   staged: StagedRange;
@@ -107,7 +107,7 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
   const bad = (error: unknown) => {
     if (!(error instanceof InputLineError)) throw error;
     result.badLines.push(error.line);
-    if (result.problems.length < REPORTED) result.problems.push({ line: error.line, reason: error.reason, ...(error.id !== undefined ? { id: error.id } : {}) });
+    if (result.problems.length < MAX_REPORTED) result.problems.push({ line: error.line, reason: error.reason, ...(error.id !== undefined ? { id: error.id } : {}) });
   };
   const visitor = {
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {

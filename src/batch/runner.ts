@@ -32,7 +32,7 @@ import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
 import { fastLineId, IdSpanReader, lineId } from "./line-id.js";
 import { LineReader, lineInSegments, textLines, type LineSegment } from "./lines.js";
-import { stageIdOnly, type IdScanResult } from "./id-scan.js";
+import { MAX_REPORTED, stageIdOnly, type IdScanResult } from "./id-scan.js";
 import { ID_RANGE_BYTES, idRanges, startRangeScan, type RangeScan } from "./range-scan.js";
 import { shardOf, type Shard } from "./shard.js";
 import type { BatchItem, BatchResult, BatchSummary } from "./types.js";
@@ -40,7 +40,6 @@ import { addUsage, zeroUsage } from "../tools/usage.js";
 import { stat } from "node:fs/promises";
 import { statSync } from "node:fs";
 
-export const MAX_REPORTED = 10;
 /** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
 export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
 
