@@ -9,8 +9,8 @@
  * - from `env`, as the package would read them (trimmed, blank is unset): the organization and
  *   project headers (`OPENAI_ORG_ID`, `OPENAI_PROJECT_ID`), extra headers (`OPENAI_CUSTOM_HEADERS`,
  *   one `name: value` a line, under the client's own headers) and the log level (`OPENAI_LOG`, one
- *   of the package's levels, else its default `warn`, with a warning on the logger); the admin key and webhook secret are never
- *   used by Chat Completions and are not set;
+ *   of the package's levels, else its default `warn`, said as a warn line on the logger); the
+ *   admin key and webhook secret are never used by Chat Completions and are not set;
  * - the package is given `logger` (./sdk-log.ts), so it never logs to the global `console`.
  * The package is imported on the first call (a provider that never sends loads nothing).
  */

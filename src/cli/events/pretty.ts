@@ -35,7 +35,7 @@ const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", 
 const TICK_MS = 100;
 const CLEAR_LINE = "\r\x1b[2K";
 const INDENT = "  ";
-/** A debug event shows this many characters of each body (the event itself has up to 4000). */
+/** A debug event shows this many characters of each body, or of an sdk line (the event itself has up to 4000). */
 const DEBUG_PRETTY_CHARS = 300;
 
 interface RunningTool {
