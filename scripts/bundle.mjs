@@ -221,7 +221,7 @@ const scanWorker = await build({ ...COMMON, entryPoints: { "scan-worker": "src/b
 
 // Every output is ASCII (esbuild escapes the rest): src/code-cache.ts reads a bundle's bytes as its characters.
 for (const result of [main, vendor, start, scanWorker]) {
-  for (const file of Object.keys(result.metafile.outputs)) {
+  for (const file of Object.keys(result.metafile.outputs).filter((name) => !name.endsWith(".map"))) {
     const bytes = readFileSync(`${root}${file}`);
     const at = bytes.findIndex((byte) => byte > 0x7f);
     if (at >= 0) throw new Error(`${file} is not ASCII (byte ${at}): src/code-cache.ts reads bundles as Latin-1`);
