@@ -11,7 +11,8 @@
  * - big: a ~1 GB input (`--batch-big-mb`, default 1024) of ~1 KB lines and one of ~100 B lines,
  *   each generated in the workspace in chunks: the time from spawn to the first item (the
  *   server's first request), by default (the check pass reads every line's id first), with
- *   `--full-check` (every line parsed whole first: the 1 KB file only) and with `--no-check`.
+ *   `--full-check` (every line parsed whole first: the 1 KB file only) and with `--no-check`;
+ *   each row's note gives the process's peak RSS and page faults by then (/proc, Linux).
  * One run of each (a batch of 1,000 runs is itself the repetition). YIEM_BENCH_BATCH_ITEMS still
  * sets ITEMS when the flag is not given.
  */
@@ -19,7 +20,7 @@ import { spawn } from "node:child_process";
 import { closeSync, createWriteStream, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { runOnce, cleanEnv } from "./lib/measure.mjs";
+import { runOnce, cleanEnv, freshPageCostUs, procMemory } from "./lib/measure.mjs";
 import { startChatServer, toolResultCount } from "./lib/chat-server.mjs";
 import { writeSpec } from "./lib/fixtures.mjs";
 import { NODE, BIN, yiem, yiemEnv } from "./lib/yiem.mjs";
@@ -199,11 +200,18 @@ async function firstItemOf(ctx, env, big, flags, name) {
     const exited = once(child, "exit");
     const deadline = started + FIRST_ITEM_WAIT_MS;
     while (firstRequestAt === null && performance.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+    // What the check pass took, read before the kill: its peak memory and its page faults.
+    const memory = procMemory(child.pid);
     child.kill("SIGKILL");
     await exited;
     if (firstRequestAt === null) throw new Error(`no item started within ${FIRST_ITEM_WAIT_MS / 1000} s\n${stderr.slice(-2000)}`);
     const firstMs = firstRequestAt - started;
-    return limitRow(name, "—", ms(firstMs), ms(firstMs), `≤ ${ms(FIRST_ITEM_BUDGET_MS)}`, firstMs <= FIRST_ITEM_BUDGET_MS);
+    const row = limitRow(name, "—", ms(firstMs), ms(firstMs), `≤ ${ms(FIRST_ITEM_BUDGET_MS)}`, firstMs <= FIRST_ITEM_BUDGET_MS);
+    if (memory) {
+      const costUs = freshPageCostUs();
+      row.note = `by the first item: peak RSS ${(memory.peakRssKb / 1024).toFixed(0)} MB, ${memory.minorFaults.toLocaleString("en")} page faults (at ${costUs.toFixed(1)} µs a fresh page on this machine, measured now: up to ${((memory.minorFaults * costUs) / 1000).toFixed(0)} ms of CPU, on both threads together)`;
+    }
+    return row;
   } finally {
     await server.close();
     rmSync(out, { force: true });

@@ -10,13 +10,14 @@
  * - the README's offline replay run (`yiem run --model replay:configs/demo.replay.jsonl …` in the
  *   repository root: two turns, the getTime and listTools tools).
  * A row over its budget gets a note naming where the command's time goes, from CPU profiles
- * (lib/profile.mjs). One row for scale, without a budget: `yiem tools list` with the V8 code cache
- * of the bundle removed before every run (the first start after an install or a build:
- * src/code-cache.ts compiles, then writes the cache), its spec and module caches warm.
+ * (lib/profile.mjs), and how much of it is at most page faults (`pageFaultNote`). One row for
+ * scale, without a budget: `yiem tools list` with the V8 code cache of the bundle removed before
+ * every run (the first start after an install or a build: src/code-cache.ts compiles, then writes
+ * the cache), its spec and module caches warm.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { alternate, median, runOnce } from "./lib/measure.mjs";
+import { alternate, freshPageCostUs, median, runOnce } from "./lib/measure.mjs";
 import { startChatServer } from "./lib/chat-server.mjs";
 import { writeSpec } from "./lib/fixtures.mjs";
 import { formatProfile, profileCommand } from "./lib/profile.mjs";
@@ -53,7 +54,7 @@ export async function benchStartup(ctx) {
       };
       const times = await alternate(bare, sample, { runs: ctx.runs, warmup: 2 });
       const row = ratioRow(name, median(times.baseline), median(times.measured), budget);
-      if (!row.pass) row.note = formatProfile(await profileCommand(argv, options));
+      if (!row.pass) row.note = `${formatProfile(await profileCommand(argv, options))}; ${await pageFaultNote(argv, options, median(times.measured) - median(times.baseline))}`;
       rows.push(row);
     }
     rows.push(await coldCodeCacheRow(ctx, bare));
@@ -61,6 +62,27 @@ export async function benchStartup(ctx) {
     await server.close();
   }
   return rows;
+}
+
+/**
+ * The part of a command's time over `node -e 0` that is page faults: the minor faults of each (GNU
+ * time, median of 3 runs) times what one costs on this machine, measured now (freshPageCostUs). An
+ * upper bound: a fault on a page of a file already in memory costs less than a fresh one, and a
+ * worker thread's faults happen on another core.
+ */
+async function pageFaultNote(argv, options, overMs) {
+  const faultsOf = async (command, opts) => {
+    const counts = [];
+    for (let i = 0; i < 3; i++) counts.push((await runOnce(command, { ...opts, memory: true })).minorFaults);
+    return median(counts);
+  };
+  const baseline = await faultsOf([NODE, "-e", "0"], { cwd: REPO });
+  const command = await faultsOf(argv, options);
+  const costUs = freshPageCostUs();
+  const extra = command - baseline;
+  const faultMs = (extra * costUs) / 1000;
+  if (extra <= 0) return `page faults ${command.toLocaleString("en")}, no more than node -e 0's ${baseline.toLocaleString("en")}`;
+  return `page faults ${command.toLocaleString("en")} against node -e 0's ${baseline.toLocaleString("en")} (${extra >= 0 ? "+" : ""}${extra.toLocaleString("en")}); a fresh page costs ${costUs.toFixed(1)} µs on this machine (measured now), so up to ${faultMs.toFixed(0)} ms of the ${overMs.toFixed(0)} ms over node -e 0 is the kernel giving the process fresh memory`;
 }
 
 /** `tools list` in the repository with a cold code cache (see the header): a row for scale. */

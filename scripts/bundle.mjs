@@ -20,7 +20,8 @@
  *   bundling them again (one instance). It knows every bundle's content hash (part of the cache
  *   entry's name);
  * - no output may call `import()` (a script deserialized from a code cache has no dynamic-import
- *   callback in Node 20, src/dynamic-import.ts): checked here;
+ *   callback in Node 20, src/dynamic-import.ts): checked here; every output is ASCII (esbuild's
+ *   default escaping; checked here too), so src/code-cache.ts reads a bundle as Latin-1;
  * - `index.cjs` and `tool-kit.cjs` are the library and the tool kit of that one instance
  *   (src/tools/modules/interop.ts hands them to tool files as `yiem`), and dist/index.js (the
  *   package's `exports` entry) is rewritten to re-export the library's names from `index.cjs`, so
@@ -217,6 +218,15 @@ const start = await build({
 
 /** scan-worker.cjs: the check pass's worker thread (src/batch/scan-worker.ts, started by src/batch/range-scan.ts), a small bundle of its own that Node's loader runs. */
 const scanWorker = await build({ ...COMMON, entryPoints: { "scan-worker": "src/batch/scan-worker.ts" }, outdir, banner: { js: META_URL } });
+
+// Every output is ASCII (esbuild escapes the rest): src/code-cache.ts reads a bundle's bytes as its characters.
+for (const result of [main, vendor, start, scanWorker]) {
+  for (const file of Object.keys(result.metafile.outputs).filter((name) => !name.endsWith(".map"))) {
+    const bytes = readFileSync(`${root}${file}`);
+    const at = bytes.findIndex((byte) => byte > 0x7f);
+    if (at >= 0) throw new Error(`${file} is not ASCII (byte ${at}): src/code-cache.ts reads bundles as Latin-1`);
+  }
+}
 
 // No output loaded as a vm.Script calls import() (see the rules above); start.cjs is compiled by Node's loader.
 for (const result of [main, vendor, scanWorker]) {

@@ -4,8 +4,11 @@
  *   or sent to a file, never to the terminal;
  * - the baseline and the measured command alternate run by run, so load on the machine hits both;
  * - a failed run (non-zero exit, unless allowed) stops the benchmark with its stderr tail;
- * - max RSS comes from GNU time (`/usr/bin/time -f %M`) when present, else (for a node command)
- *   from `process.resourceUsage().maxRSS` reported at exit by the report-rss.mjs preload;
+ * - max RSS and minor page faults come from GNU time (`/usr/bin/time -f "%M %R"`) when present,
+ *   else (for a node command) from `process.resourceUsage()` reported at exit by the
+ *   report-rss.mjs preload; a live process's from /proc (`procMemory`);
+ * - `freshPageCostUs` measures what a page fault costs on this machine, in this run: the time
+ *   that figure explains is a product of the two, never a guess;
  * - every child starts from `cleanEnv()`: the caller's environment without the variables that
  *   change Node's own start-up (see `NODE_STARTUP_VARIABLES`), in both arms of every comparison.
  */
@@ -74,14 +77,14 @@ export function median(values) {
  * Runs `argv` once. Options: cwd, env (merged into `cleanEnv()`; a variable set to undefined is
  * removed), stderrFile (stderr goes there
  * instead of being captured), stdin ("ignore" by default), memory (wrap in /usr/bin/time to read
- * the max RSS), okCodes (default [0]).
- * Returns { ms, code, stdout, stderr, maxRssKb }.
+ * the max RSS and the minor page faults), okCodes (default [0]).
+ * Returns { ms, code, stdout, stderr, maxRssKb, minorFaults } (the last two null without `memory`).
  */
 export function runOnce(argv, options = {}) {
   const rssFile = options.memory ? join(tmpdir(), `yiem-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`) : null;
   let command = argv;
   let env = { ...cleanEnv(), ...options.env };
-  if (rssFile && hasGnuTime) command = [GNU_TIME, "-f", "%M", "-o", rssFile, ...argv];
+  if (rssFile && hasGnuTime) command = [GNU_TIME, "-f", "%M %R", "-o", rssFile, ...argv];
   else if (rssFile && argv[0] === process.execPath) {
     command = [argv[0], "--import", REPORT_RSS, ...argv.slice(1)];
     env = { ...env, YIEM_BENCH_RSS_FILE: rssFile };
@@ -105,15 +108,16 @@ export function runOnce(argv, options = {}) {
       const stdout = Buffer.concat(out).toString("utf8");
       const stderr = options.stderrFile ? readFileSync(options.stderrFile, "utf8") : Buffer.concat(err).toString("utf8");
       let maxRssKb = null;
+      let minorFaults = null;
       if (rssFile) {
-        maxRssKb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+        [maxRssKb, minorFaults] = readFileSync(rssFile, "utf8").trim().split("\n").pop().split(" ").map(Number);
         rmSync(rssFile, { force: true });
       }
       if (!(options.okCodes ?? [0]).includes(code)) {
         reject(new Error(`${argv.join(" ")} exited ${code}\n${tail(stderr)}`));
         return;
       }
-      resolve({ ms, code, stdout, stderr, maxRssKb });
+      resolve({ ms, code, stdout, stderr, maxRssKb, minorFaults });
     });
   });
 }
@@ -138,4 +142,40 @@ export async function alternate(baselineSample, measuredSample, { runs, warmup =
 
 function tail(text, lines = 15) {
   return text.trim().split("\n").slice(-lines).join("\n");
+}
+
+const PAGE_BYTES = 4096;
+
+/**
+ * What one minor page fault costs here, in µs: the kernel (and on a VM the hypervisor) giving the
+ * process a fresh zeroed page on its first write. Writes 32 MiB of fresh memory twice (the first
+ * write faults every page in, the second none) and divides the difference by the pages; the
+ * median of 3. On the 2-core VM of docs/performance.md it is ~13 µs, many times a bare machine's.
+ */
+export function freshPageCostUs() {
+  const bytes = 32 * 1024 * 1024;
+  const tries = [];
+  for (let i = 0; i < 3; i++) {
+    const memory = Buffer.allocUnsafeSlow(bytes);
+    const first = performance.now();
+    memory.fill(1);
+    const second = performance.now();
+    memory.fill(2);
+    const done = performance.now();
+    tries.push(((second - first - (done - second)) * 1000) / (bytes / PAGE_BYTES));
+  }
+  return Math.max(0, median(tries));
+}
+
+/** A live process's minor page faults and peak RSS (KiB) so far, from /proc (Linux); null when it cannot be read. */
+export function procMemory(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces, in parentheses): state is field 3, minflt field 10.
+    const minorFaults = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7]);
+    const peak = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return { minorFaults, peakRssKb: peak ? Number(peak[1]) : null };
+  } catch {
+    return null;
+  }
 }

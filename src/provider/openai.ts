@@ -52,7 +52,11 @@ export interface OpenAIProviderOptions {
   model: string;
   /** Default: `OPENAI_BASE_URL` of `env`, else OpenAI's API. */
   baseURL?: string;
-  /** Default: `OPENAI_API_KEY` of `env`; a placeholder is sent when neither is set (local servers). */
+  /**
+   * Default: the variable `apiKeyEnv` names (`OPENAI_API_KEY` when none is named) of `env`, and
+   * never another one: a spec that names its own variable, left unset, does not send the OpenAI
+   * key to its server. A placeholder is sent when no key is set (local servers).
+   */
   apiKey?: string;
   /**
    * The environment the defaults above and the client's other settings come from
@@ -60,7 +64,7 @@ export interface OpenAIProviderOptions {
    * io.env; only a library caller that gives none gets the process's own (`process.env`).
    */
   env?: NodeJS.ProcessEnv;
-  /** The name of the variable `apiKey` came from, for the message when the server rejects it. */
+  /** The name of the variable the key comes from (see `apiKey`), also for the message when the server rejects it. */
   apiKeyEnv?: string;
   temperature?: number;
   maxTokens?: number;
@@ -99,7 +103,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   const maxRetries = Math.max(0, Math.floor(opts.maxRetries ?? DEFAULT_MAX_RETRIES));
   const timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? Math.min(Math.ceil(opts.timeoutMs), MAX_TIMER_MS) : DEFAULT_TIMEOUT_MS;
   const env = opts.env ?? process.env;
-  const apiKey = opts.apiKey || env.OPENAI_API_KEY || undefined;
+  const keyVariable = opts.apiKeyEnv ?? MODEL_DEFAULTS.apiKeyEnv;
+  const apiKey = opts.apiKey || env[keyVariable] || undefined;
   const streamUsage = opts.streamUsage ?? "auto";
   const settings: BodySettings = {
     model: opts.model,
@@ -136,7 +141,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
 
   const resend: ResendState = { settings, streamUsageAuto: streamUsage === "auto", streamAuto: stream === "auto", sendReasoning: true };
   /** Where the key came from, for a 401/403: `$VAR`, or undefined when no key is set. */
-  const keySource = opts.apiKey ? (opts.apiKeyEnv ? `$${opts.apiKeyEnv}` : "the apiKey option") : apiKey ? "$OPENAI_API_KEY" : undefined;
+  const keySource = opts.apiKey ? (opts.apiKeyEnv ? `$${opts.apiKeyEnv}` : "the apiKey option") : apiKey ? `$${keyVariable}` : undefined;
   async function serve(request: ModelRequest): Promise<ModelResponse> {
     let messages = reasoningFor(request.messages, resend.sendReasoning ? origin : "");
     const bodyOf = (): RequestBody => ({ json: serializeRequestBytes(settings, messages, request.tools, request.responseFormat), stream: settings.stream });
@@ -171,7 +176,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
           // Never retried, whatever x-should-retry says: the same key gets the same answer.
           const text = keySource
             ? `the server at ${where} rejected the key in ${keySource}: ${message}`
-            : `${message} (no API key is set: set ${opts.apiKeyEnv ?? "OPENAI_API_KEY"}${opts.apiKeyEnv ? "" : ", or name the variable in model.apiKeyEnv"})`;
+            : `${message} (no API key is set: set ${keyVariable}${opts.apiKeyEnv ? "" : ", or name the variable in model.apiKeyEnv"})`;
           throw new ModelError(`Model request to ${origin} failed: ${text}${tries}`, failure.status);
         }
         if (failure.retryable && repeatsItself(failure.status, failure.headers, message, previous)) {

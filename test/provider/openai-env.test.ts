@@ -66,6 +66,22 @@ describe("openai provider: the environment it reads", () => {
     expect(server.received[0].headers["x-process"]).toBeUndefined();
   });
 
+  it("apiKeyEnv names the one variable the key is read from", async () => {
+    const provider = createOpenAIProvider({ model: "gpt-test", apiKeyEnv: "OTHER_KEY", env: { OTHER_KEY: "sk-other-key", OPENAI_API_KEY: "sk-env-key" }, fetch: toServer });
+    await provider.complete(request());
+    expect(server.received[0].headers.authorization).toBe("Bearer sk-other-key");
+  });
+
+  it("apiKeyEnv naming an unset variable: the placeholder, never OPENAI_API_KEY, and the 401 names the variable", async () => {
+    await server.close();
+    server = await startChatServer(() => reply.error(401, "bad key"));
+    const provider = createOpenAIProvider({ model: "gpt-test", apiKeyEnv: "OTHER_KEY", maxRetries: 0, env: { OPENAI_API_KEY: "sk-env-key" }, fetch: toServer });
+    const failure = await provider.complete(request()).then(() => undefined, (error: unknown) => error as Error);
+    expect(server.received[0].headers.authorization).toBe("Bearer no-api-key");
+    expect(failure?.message).toContain("no API key is set: set OTHER_KEY");
+    expect(failure?.message).not.toContain("sk-env-key");
+  });
+
   it("without env (a library caller): the process's environment, as documented", async () => {
     const provider = createOpenAIProvider({ model: "gpt-test", fetch: toServer });
     await provider.complete(request());
