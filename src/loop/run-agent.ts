@@ -109,6 +109,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
           signal,
           onTextDelta: (delta) => emit({ type: "messageUpdate", turn, delta }),
           onRetry: (info) => emit({ type: "retry", ...info }),
+          onSdkLog: (line) => emit({ type: "debug", kind: "sdk", ...line }),
         });
         // Tools are on offer: load the argument validator while the first request is in flight.
         if (turn === 1 && tools.length > 0) setImmediate(preloadValidator);

@@ -4,6 +4,7 @@
  * `schema/events.schema.json`.
  */
 import type { HttpExchange } from "../provider/http-trace.js";
+import type { SdkLogLine } from "../provider/sdk-log.js";
 import type { ChatMessage, FinishReason, Provider, ToolCall } from "../provider/types.js";
 import type { ContentPart, JsonSchema, McpOrigin, Tool, ToolResult, Usage } from "../tools/types.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -275,6 +276,11 @@ export type AgentEventBody =
   | { type: "warning"; message: string; path?: string; code?: WarningCode }
   /** `--debug` / `YIEM_DEBUG=http`: one HTTP exchange with the model server (../provider/http-trace.ts). */
   | ({ type: "debug"; kind: "http" } & HttpExchange)
+  /**
+   * One log line of the openai package (`OPENAI_LOG`, default level `warn`; ../provider/sdk-log.ts).
+   * Every level is a `debug` event, never a `warning`: the package's words, not yiem's.
+   */
+  | { type: "debug"; kind: "sdk"; level: SdkLogLine["level"]; message: string }
   | {
       type: "mcpServerReady";
       server: string;

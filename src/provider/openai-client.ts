@@ -9,11 +9,13 @@
  * - from `env`, as the package would read them (trimmed, blank is unset): the organization and
  *   project headers (`OPENAI_ORG_ID`, `OPENAI_PROJECT_ID`), extra headers (`OPENAI_CUSTOM_HEADERS`,
  *   one `name: value` a line, under the client's own headers) and the log level (`OPENAI_LOG`, one
- *   of the package's levels, else its default `warn`); the admin key and webhook secret are never
- *   used by Chat Completions and are not set.
+ *   of the package's levels, else its default `warn`, said as a warn line on the logger); the
+ *   admin key and webhook secret are never used by Chat Completions and are not set;
+ * - the package is given `logger` (./sdk-log.ts), so it never logs to the global `console`.
  * The package is imported on the first call (a provider that never sends loads nothing).
  */
 import type OpenAI from "openai";
+import type { SdkLogger } from "./sdk-log.js";
 
 /** What the provider decides itself; the rest comes from `env` (see module rules). */
 export interface SdkClientSettings {
@@ -24,6 +26,8 @@ export interface SdkClientSettings {
   /** The client's own headers (they win over `OPENAI_CUSTOM_HEADERS`). */
   headers: Record<string, string>;
   fetch: typeof globalThis.fetch | undefined;
+  /** Where the package's log lines go, at the level `OPENAI_LOG` of `env` sets (./sdk-log.ts). */
+  logger: SdkLogger;
   /** The caller's environment (the CLI's io.env). */
   env: NodeJS.ProcessEnv;
 }
@@ -46,9 +50,12 @@ export function customHeadersOf(env: NodeJS.ProcessEnv): Record<string, string> 
   return headers;
 }
 
-function logLevelOf(env: NodeJS.ProcessEnv): LogLevel {
+/** `OPENAI_LOG` of `env`; an unknown level is `warn`, said on `logger` as the package says it. */
+function logLevelOf(env: NodeJS.ProcessEnv, logger: SdkLogger): LogLevel {
   const level = readVar(env, "OPENAI_LOG");
-  return LOG_LEVELS.find((known) => known === level) ?? "warn";
+  const known = LOG_LEVELS.find((name) => name === level);
+  if (level !== undefined && !known) logger.warn(`OPENAI_LOG was set to ${JSON.stringify(level)}, expected one of ${JSON.stringify(LOG_LEVELS)}; the level is "warn"`);
+  return known ?? "warn";
 }
 
 /** The client of `settings` (see module rules). */
@@ -69,7 +76,8 @@ export async function createSdkClient(settings: SdkClientSettings): Promise<Open
     organization: readVar(settings.env, "OPENAI_ORG_ID") ?? null,
     project: readVar(settings.env, "OPENAI_PROJECT_ID") ?? null,
     webhookSecret: null,
-    logLevel: logLevelOf(settings.env),
+    logLevel: logLevelOf(settings.env, settings.logger),
+    logger: settings.logger,
     maxRetries: 0,
     timeout: settings.timeout,
     defaultHeaders,

@@ -21,6 +21,7 @@
  * - Failures end in `ModelError(message, status)`; the message names the status and the server's
  *   own error text, whatever the body's shape (see server-errors.ts), and never contains the API
  *   key. A 200 answer that holds an error (`{error}` JSON, an error in the stream) is a failure too.
+ * - The package's own log lines (`OPENAI_LOG`) go to the request's `onSdkLog` (see sdk-log.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type OpenAI from "openai";
@@ -38,6 +39,7 @@ import { tracingFetch, type HttpExchange } from "./http-trace.js";
 import { redactText } from "../redact.js";
 import { MODEL_DEFAULTS } from "./defaults.js";
 import { createSdkClient } from "./openai-client.js";
+import { createSdkLogRouting } from "./sdk-log.js";
 
 
 /** Whether streamed requests ask for usage: "auto" asks and stops asking when the server refuses. */
@@ -123,6 +125,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   let retryNumber = 0;
   const onHttp = opts.onHttp;
   const fetch = onHttp ? tracingFetch(opts.fetch, onHttp, () => retryNumber) : opts.fetch;
+  // The package's own log lines go to the request being served (sdk-log.ts), never to the console.
+  const sdkLog = createSdkLogRouting(redact);
   let client: Promise<OpenAI> | undefined;
   const getClient = () =>
     (client ??= createSdkClient({
@@ -131,13 +135,14 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
       timeout: timeoutMs + 1_000,
       headers: JSON_HEADERS,
       fetch: keepingErrorBodies(fetch),
+      logger: sdkLog.logger,
       env,
     }));
 
   const resend: ResendState = { settings, streamUsageAuto: streamUsage === "auto", streamAuto: stream === "auto", sendReasoning: true };
   /** Where the key came from, for a 401/403: `$VAR`, or undefined when no key is set. */
   const keySource = opts.apiKey ? (opts.apiKeyEnv ? `$${opts.apiKeyEnv}` : "the apiKey option") : apiKey ? `$${keyVariable}` : undefined;
-  async function complete(request: ModelRequest): Promise<ModelResponse> {
+  async function serve(request: ModelRequest): Promise<ModelResponse> {
     let messages = reasoningFor(request.messages, resend.sendReasoning ? origin : "");
     const bodyOf = (): RequestBody => ({ json: serializeRequestBytes(settings, messages, request.tools, request.responseFormat), stream: settings.stream });
     let body = bodyOf();
@@ -192,7 +197,7 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
 
   return {
     model: opts.model,
-    complete,
+    complete: (request) => sdkLog.during(request.onSdkLog, () => serve(request)),
     describeRequest: (request) => buildRequestBody(settings, reasoningFor(request.messages, origin), request.tools, request.responseFormat),
   };
 }

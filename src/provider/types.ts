@@ -3,6 +3,7 @@
  * scripted test models. Messages here are yiem's own shape; providers translate to the wire.
  */
 import type { ContentPart, ImageContent, JsonSchema, Usage } from "../tools/types.js";
+import type { SdkLogLine } from "./sdk-log.js";
 
 /**
  * One tool call as the model emitted it. `arguments` is the raw string, never parsed here.
@@ -103,6 +104,8 @@ export interface ModelRequest {
   onTextDelta?: (delta: string) => void;
   /** Called before each retry of a failed request. */
   onRetry?: (info: RetryInfo) => void;
+  /** Called with each log line the openai package writes while serving this request (./sdk-log.ts). */
+  onSdkLog?: (line: SdkLogLine) => void;
 }
 
 export interface ModelResponse {

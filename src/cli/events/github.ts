@@ -17,7 +17,8 @@
  *   `warning` events and MCP servers that failed are `::warning::` (with `file=` when the warning
  *   names a path). Paths under `GITHUB_WORKSPACE` are written relative to it, as annotations
  *   expect. Retries, rejected and failed tool calls, a run's start and a successful end are
- *   `::debug::` lines; every other event writes nothing. Notes (`log`) are `::notice::`.
+ *   `::debug::` lines, as are the openai package's own debug and info lines (its warn and error
+ *   lines are `::warning::`); every other event writes nothing. Notes (`log`) are `::notice::`.
  * - Batch items (events carrying `itemId`) are named by their id in titles, so one annotation
  *   says which input line failed.
  * - Nothing secret: the events reaching a sink are already redacted (../commands/run.ts).
@@ -110,6 +111,12 @@ export function createGithubRenderer(options: GithubRendererOptions): GithubRend
         }
         case "retry":
           write("debug", `${subject}: model request retry ${event.attempt} in ${event.delayMs} ms (${event.status ?? "no response"}): ${event.message}`);
+          return;
+        case "debug":
+          // The openai package's own lines (OPENAI_LOG); HTTP exchanges write nothing.
+          if (event.kind !== "sdk") return;
+          if (event.level === "error" || event.level === "warn") write("warning", event.message, { title: `${subject}: openai package ${event.level}` });
+          else write("debug", `${subject}: openai package ${event.level}: ${event.message}`);
           return;
         case "toolCallRejected":
           write("debug", `${subject}: tool call ${event.toolName} rejected: ${event.reason}`);

@@ -35,7 +35,7 @@ const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", 
 const TICK_MS = 100;
 const CLEAR_LINE = "\r\x1b[2K";
 const INDENT = "  ";
-/** A debug event shows this many characters of each body (the event itself has up to 4000). */
+/** A debug event shows this many characters of each body, or of an sdk line (the event itself has up to 4000). */
 const DEBUG_PRETTY_CHARS = 300;
 
 interface RunningTool {
@@ -183,6 +183,11 @@ export function createPrettyRenderer(options: PrettyRendererOptions): PrettyRend
       }
       case "debug": {
         endText();
+        if (event.kind === "sdk") {
+          const level = event.level === "error" ? style.red(event.level) : event.level === "warn" ? style.yellow(event.level) : style.dim(event.level);
+          line(`${INDENT}${style.dim("openai")} ${level} ${style.dim(truncate(oneLine(event.message), DEBUG_PRETTY_CHARS))}`);
+          return;
+        }
         const status = event.status === null ? style.red("no response") : event.status < 400 ? `${event.status}` : style.red(`${event.status}`);
         const retry = event.retry > 0 ? ` · retry ${event.retry}` : "";
         line(`${INDENT}${style.dim("⇄")} ${oneLine(event.method)} ${oneLine(event.url)} ${status} ${style.dim(`${formatDuration(event.headersMs)} to headers · ${formatDuration(event.durationMs)}${retry}`)}`);

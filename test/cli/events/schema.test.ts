@@ -75,6 +75,14 @@ const examples: { [K in AgentEventType]: Extract<AgentEvent, { type: K }> } = {
   },
 };
 
+/** The other variants of a type told apart by `kind` (debug: http above, sdk here), one example each. */
+const kindExamples: AgentEvent[] = [
+  { type: "debug", ...base, seq: 16, kind: "sdk", level: "info", message: "[log_1a2b3c] post http://127.0.0.1:8080/v1/chat/completions succeeded with status 200 in 12ms" },
+];
+
+/** A variant's name: its type, and its kind where the type has several. */
+const variantOf = (event: { type: string; kind?: string }) => (event.kind ? `${event.type}:${event.kind}` : event.type);
+
 function errorsOf(value: unknown): string {
   validate(value);
   return JSON.stringify(validate.errors);
@@ -86,10 +94,21 @@ describe("schema/events.schema.json", () => {
     expect(typeof validate).toBe("function");
   });
 
-  it("has exactly one variant per AgentEvent type", () => {
-    const names = schema.oneOf.map((r: { $ref: string }) => schema.definitions[r.$ref.split("/").pop()!].properties.type.const);
-    expect(names.sort()).toEqual(Object.keys(examples).sort());
+  it("has exactly one variant per AgentEvent type (per kind, for debug)", () => {
+    const names = schema.oneOf.map((r: { $ref: string }) => {
+      const properties = schema.definitions[r.$ref.split("/").pop()!].properties;
+      return variantOf({ type: properties.type.const, kind: properties.kind?.const });
+    });
+    expect(names.sort()).toEqual([...Object.values(examples), ...kindExamples].map((e) => variantOf(e as { type: string; kind?: string })).sort());
   });
+
+  for (const example of kindExamples) {
+    it(`accepts a ${variantOf(example as { type: string; kind?: string })} example, and refuses it with an unknown level or another kind's fields`, () => {
+      expect(validate(example), errorsOf(example)).toBe(true);
+      expect(validate({ ...example, level: "trace" })).toBe(false);
+      expect(validate({ ...example, method: "POST" })).toBe(false);
+    });
+  }
 
   for (const [type, example] of Object.entries(examples)) {
     it(`accepts a ${type} example`, () => {
@@ -155,8 +174,8 @@ describe("docs/events.md", () => {
   const doc = readFileSync(new URL("../../../docs/events.md", import.meta.url), "utf8");
   const lines = [...doc.matchAll(/```json\n(.*)\n```/g)].map((m) => m[1]);
 
-  it("shows one example line per event type", () => {
-    expect(lines.map((line) => JSON.parse(line).type).sort()).toEqual(Object.keys(examples).sort());
+  it("shows one example line per event type (per kind, for debug)", () => {
+    expect(lines.map((line) => variantOf(JSON.parse(line))).sort()).toEqual([...Object.values(examples), ...kindExamples].map((e) => variantOf(e as { type: string; kind?: string })).sort());
   });
 
   it("has only example lines that validate against the schema", () => {
