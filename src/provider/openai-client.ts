@@ -69,6 +69,8 @@ export async function createSdkClient(settings: SdkClientSettings): Promise<Open
       this._options = { ...this._options, defaultHeaders };
     }
   }
+  // The package names its User-Agent after the client's class (`OpenAI/JS <version>`): keep its name.
+  Object.defineProperty(CallClient, "name", { value: OpenAIClient.name });
   return new CallClient({
     apiKey: settings.apiKey,
     baseURL: settings.baseURL,

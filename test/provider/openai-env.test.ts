@@ -56,6 +56,8 @@ describe("openai provider: the environment it reads", () => {
     expect(headers["x-other"]).toBe("two");
     expect(headers["x-process"]).toBeUndefined();
     expect(headers["content-type"]).toBe("application/json");
+    // The package's own User-Agent, as a plain client of it sends (not the name of yiem's subclass).
+    expect(headers["user-agent"]).toMatch(/^OpenAI\/JS \d+\.\d+\.\d+/);
   });
 
   it("with an empty env: the key placeholder and OpenAI's URL", async () => {
