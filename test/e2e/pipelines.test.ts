@@ -62,10 +62,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // These wait on real pipes and timers: they run side by side, each with its own server.
 describe.concurrent("stdin that arrives late, pauses, or never comes", () => {
-  it("a producer that starts after 2 s is read in full (the grace is 5 s)", async () => {
+  it("a producer that starts after 3 s is read in full (the grace is 5 s)", async () => {
     const s = await ownServer();
     const r = await runFed(["run", "Summarize this log"], async (stdin) => {
-      await sleep(2_000);
+      await sleep(3_000);
       stdin.end("ERROR at line 42\n");
     }, { env: env(s) });
     expect(r.code).toBe(0);
@@ -73,8 +73,9 @@ describe.concurrent("stdin that arrives late, pauses, or never comes", () => {
     assertEventStream(r.events);
     expect(r.events.some((e) => e.type === "warning")).toBe(false);
     // agentEnd's duration counts the wait for stdin (from when yiem started, which is after the
-    // spawn the 2 s count from: node's own start-up is not in it). Without the wait it is ~0.1 s.
-    expect(r.events.at(-1)!.durationMs as number).toBeGreaterThanOrEqual(1_200);
+    // spawn the 3 s count from: node's own start-up, up to ~1 s on a loaded 2-core machine, is
+    // not in it). Without the wait it is ~0.1 s.
+    expect(r.events.at(-1)!.durationMs as number).toBeGreaterThanOrEqual(1_500);
   });
 
   it("once the first byte arrived, stdin is read to its end across a 3 s pause", async () => {
