@@ -153,7 +153,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
         .option("example", { type: "boolean", default: false, describe: "Write the offline demo instead: the example spec and tools, and a replay file" }),
     )
     .command("tools", "List, create, show, call and check tools", (y) => registerToolsCommands(y))
-    .command("mcp", "Check the MCP servers of the spec and --mcp-config", (y) => withCommonOptions(y)
+    .command("mcp", "Check the spec's MCP servers (mcp list); serve its tools over MCP (mcp serve)", (y) => withCommandHelp(withCommonOptions(y), "mcp")
       .command("list", "Connect every MCP server; print its status, protocol version and tools", (s) => withCommandHelp(s, "mcp list")
         .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
       .command("serve", "Serve the spec's tools (and with --agent the agent itself) as an MCP server", (s) => withServeOptions(withCommandHelp(s, "mcp serve")))
@@ -377,7 +377,7 @@ function withServeOptions<T>(y: Argv<T>) {
 }
 
 function registerSessionsCommands<T>(y: Argv<T>) {
-  return y
+  return withCommandHelp(y, "sessions")
     .command("list", "List the stored sessions, latest first", (s) => withCommandHelp(s, "sessions list")
       .option("json", { type: "boolean", default: false, describe: "Print {dir, sessions, problems} as JSON" }))
     .command("show <id>", "Print a session's conversation (pretty on a terminal, JSON otherwise)", (s) => withCommandHelp(s, "sessions show")
