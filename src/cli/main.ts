@@ -265,19 +265,25 @@ function takesValue(previous: string | undefined, booleans: ReadonlySet<string> 
 }
 
 /**
- * `yiem run`'s number flags (typed so that help says [number]) keep the text as typed: the spec
- * check reads it and quotes it in its error (`--temperature: … (got "hot")`), where yargs would
- * have made it NaN. The last of a repeated flag counts.
+ * The number flags of `yiem run`, `config` and `batch` (typed so that help says [number]) keep the
+ * text as typed, under their long name: the checks quote it in their errors (`--temperature: …
+ * (got "hot")`, `--concurrency "x": …`), where yargs would have made it NaN. The last of a
+ * repeated flag counts; a flag's short alias (`-j`) counts like its long name.
  */
-const RUN_NUMBER_FLAGS = ["max-turns", "temperature", "max-tokens", "budget", "budget-usd", "max-retries"];
+const NUMBER_FLAGS: Record<string, string[]> = {
+  "max-turns": [], temperature: [], "max-tokens": [], budget: [], "budget-usd": [], "max-retries": [], concurrency: ["-j"], rate: [],
+};
 
 function keepNumberText(argv: Record<string, unknown>, args: string[]): void {
-  for (const flag of RUN_NUMBER_FLAGS) {
+  for (const [flag, aliases] of Object.entries(NUMBER_FLAGS)) {
     if (argv[flag] === undefined) continue;
     let text: string | undefined;
     for (let i = 0; i < args.length; i++) {
-      if (args[i] === `--${flag}`) text = args[i + 1];
-      else if (args[i].startsWith(`--${flag}=`)) text = args[i].slice(flag.length + 3);
+      if (args[i] === "--") break;
+      for (const name of [`--${flag}`, ...aliases]) {
+        if (args[i] === name) text = args[i + 1];
+        else if (args[i].startsWith(`${name}=`)) text = args[i].slice(name.length + 1);
+      }
     }
     if (text !== undefined) argv[flag] = text;
   }
