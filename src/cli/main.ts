@@ -200,7 +200,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     if (output !== "") await (await import("./output.js")).printText(output, io.stdout);
     return EXIT.ok;
   }
-  if (args[0] === "run" || args[0] === "config" || args[0] === "batch") keepNumberText(argv, args);
+  keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const words = (argv._ as unknown[]).map(String);
   const load = COMMANDS[(words[0] === "mcp" && words[1] === "serve") || (words[0] === "batch" && words[1] === "merge") ? `${words[0]} ${words[1]}` : words[0]];
@@ -265,7 +265,7 @@ function takesValue(previous: string | undefined, booleans: ReadonlySet<string> 
 }
 
 /**
- * The number flags of `yiem run`, `config` and `batch` (typed so that help says [number]) keep the
+ * The number flags of every command (`run`, `config`, `doctor`, `batch`; typed so that help says [number]) keep the
  * text as typed, under their long name: the checks quote it in their errors (`--temperature: …
  * (got "hot")`, `--concurrency "x": …`), where yargs would have made it NaN. The last of a
  * repeated flag counts; a flag's short alias (`-j`) counts like its long name.
