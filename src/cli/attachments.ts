@@ -11,7 +11,7 @@
  *   sessions and `--record` keep them with the conversation.
  */
 import { readFile } from "node:fs/promises";
-import { ATTACHMENT_LIMITS, formatBytes } from "../config/output.js";
+import { ATTACHMENT_LIMITS, attachmentKind, attachmentProblem, formatBytes } from "../config/output.js";
 import type { ResolvedAttachment, ResolvedSpec } from "../config/types.js";
 import type { ChatMessage, UserMessage } from "../provider/types.js";
 import type { ImageContent } from "../tools/types.js";
@@ -37,28 +37,12 @@ export async function readAttachments(list: ResolvedAttachment[], stdin: CliInpu
   return loaded;
 }
 
-/** An attachment's kind from its bytes (see module rules). */
+/** An attachment's kind from its bytes (see module rules; the rule's home is config/output.ts). */
 export function classify(name: string, bytes: Buffer): LoadedAttachment {
-  const mimeType = imageType(bytes);
-  if (mimeType) return { kind: "image", name, image: { type: "image", mimeType, data: bytes.toString("base64") } };
-  if (bytes.includes(0)) throw new UsageError(`attachment "${name}" is a binary file and not a png, jpeg, gif or webp image: only text files and those images can be attached`);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new UsageError(`attachment "${name}" is a binary file (not UTF-8 text) and not a png, jpeg, gif or webp image: only text files and those images can be attached`);
-  }
-  return { kind: "text", name, text };
-}
-
-/** The image MIME type of `bytes` by its signature, or undefined. */
-export function imageType(bytes: Buffer): string | undefined {
-  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
-  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
-  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (bytes.subarray(0, 6).toString("latin1") === "GIF87a" || bytes.subarray(0, 6).toString("latin1") === "GIF89a") return "image/gif";
-  if (bytes.subarray(0, 4).toString("latin1") === "RIFF" && bytes.subarray(8, 12).toString("latin1") === "WEBP") return "image/webp";
-  return undefined;
+  const kind = attachmentKind(bytes);
+  if (kind === undefined) throw new UsageError(`attachment "${name}" ${attachmentProblem(bytes)}`);
+  if (kind === "text") return { kind: "text", name, text: bytes.toString("utf8") };
+  return { kind: "image", name, image: { type: "image", mimeType: kind, data: bytes.toString("base64") } };
 }
 
 /** One text attachment as the prompt shows it: its name, then a fence longer than any run of backticks inside. */

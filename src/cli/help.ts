@@ -72,6 +72,17 @@ ${exitCodes(["0", "Tool calling works (with the spec keys it lists, if any)"], [
   yiem tools new countWords --description "Counts the words of a text."
 
 ${exitCodes(["0", "Done (each command's --help says what it means there)"], ["1", "A tool's error result, a check problem, a failed load, a required MCP server down"], ["2", "A usage or spec error: no tools command, an unknown tool, invalid arguments"], ["130", "tools call interrupted by SIGINT (143 by SIGTERM)"])}`,
+  mcp: `Examples:
+  yiem mcp list --json
+  yiem mcp serve -c agent.config.yaml --agent reviewer
+
+${exitCodes(["0", "Done (each command's --help says what it means there)"], ["1", "A required MCP server did not start"], ["2", "A usage or spec error: no mcp command, a bad server entry"], ["130", "mcp serve ended by SIGINT (143 by SIGTERM)"])}`,
+  sessions: `Examples:
+  yiem sessions list
+  yiem sessions show pr-123 --json
+  yiem sessions prune --older-than 30d --dry-run
+
+${exitCodes(["0", "Done (each command's --help says what it means there)"], ["1", "sessions rm: a session is in use by another run"], ["2", "A usage error: no sessions command, no such session, a bad --older-than"])}`,
   "tools list": exitCodes(["0", "Listed (tool files that fail to load are warnings on stderr)"], ["1", "A required MCP server did not start"], ["2", "A spec or usage error"]),
   "mcp list": `Examples:
   yiem mcp list                                # a CI preflight: exit 1 if a required server fails

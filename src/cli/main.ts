@@ -153,7 +153,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
         .option("example", { type: "boolean", default: false, describe: "Write the offline demo instead: the example spec and tools, and a replay file" }),
     )
     .command("tools", "List, create, show, call and check tools", (y) => registerToolsCommands(y))
-    .command("mcp", "Check the MCP servers of the spec and --mcp-config", (y) => withCommonOptions(y)
+    .command("mcp", "Check the spec's MCP servers (mcp list); serve its tools over MCP (mcp serve)", (y) => withCommandHelp(withCommonOptions(y), "mcp")
       .command("list", "Connect every MCP server; print its status, protocol version and tools", (s) => withCommandHelp(s, "mcp list")
         .option("json", { type: "boolean", default: false, describe: "Print {servers} as JSON" }))
       .command("serve", "Serve the spec's tools (and with --agent the agent itself) as an MCP server", (s) => withServeOptions(withCommandHelp(s, "mcp serve")))
@@ -200,7 +200,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     if (output !== "") await (await import("./output.js")).printText(output, io.stdout);
     return EXIT.ok;
   }
-  if (args[0] === "run" || args[0] === "config" || args[0] === "batch") keepNumberText(argv, args);
+  keepNumberText(argv, args);
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const words = (argv._ as unknown[]).map(String);
   const load = COMMANDS[(words[0] === "mcp" && words[1] === "serve") || (words[0] === "batch" && words[1] === "merge") ? `${words[0]} ${words[1]}` : words[0]];
@@ -265,19 +265,25 @@ function takesValue(previous: string | undefined, booleans: ReadonlySet<string> 
 }
 
 /**
- * `yiem run`'s number flags (typed so that help says [number]) keep the text as typed: the spec
- * check reads it and quotes it in its error (`--temperature: … (got "hot")`), where yargs would
- * have made it NaN. The last of a repeated flag counts.
+ * The number flags of every command (`run`, `config`, `doctor`, `batch`; typed so that help says [number]) keep the
+ * text as typed, under their long name: the checks quote it in their errors (`--temperature: …
+ * (got "hot")`, `--concurrency "x": …`), where yargs would have made it NaN. The last of a
+ * repeated flag counts; a flag's short alias (`-j`) counts like its long name.
  */
-const RUN_NUMBER_FLAGS = ["max-turns", "temperature", "max-tokens", "budget", "budget-usd", "max-retries"];
+const NUMBER_FLAGS: Record<string, string[]> = {
+  "max-turns": [], temperature: [], "max-tokens": [], budget: [], "budget-usd": [], "max-retries": [], concurrency: ["-j"], rate: [],
+};
 
 function keepNumberText(argv: Record<string, unknown>, args: string[]): void {
-  for (const flag of RUN_NUMBER_FLAGS) {
+  for (const [flag, aliases] of Object.entries(NUMBER_FLAGS)) {
     if (argv[flag] === undefined) continue;
     let text: string | undefined;
     for (let i = 0; i < args.length; i++) {
-      if (args[i] === `--${flag}`) text = args[i + 1];
-      else if (args[i].startsWith(`--${flag}=`)) text = args[i].slice(flag.length + 3);
+      if (args[i] === "--") break;
+      for (const name of [`--${flag}`, ...aliases]) {
+        if (args[i] === name) text = args[i + 1];
+        else if (args[i].startsWith(`${name}=`)) text = args[i].slice(name.length + 1);
+      }
     }
     if (text !== undefined) argv[flag] = text;
   }
@@ -377,7 +383,7 @@ function withServeOptions<T>(y: Argv<T>) {
 }
 
 function registerSessionsCommands<T>(y: Argv<T>) {
-  return y
+  return withCommandHelp(y, "sessions")
     .command("list", "List the stored sessions, latest first", (s) => withCommandHelp(s, "sessions list")
       .option("json", { type: "boolean", default: false, describe: "Print {dir, sessions, problems} as JSON" }))
     .command("show <id>", "Print a session's conversation (pretty on a terminal, JSON otherwise)", (s) => withCommandHelp(s, "sessions show")

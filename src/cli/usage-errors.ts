@@ -8,7 +8,8 @@
  *   mean list?)`; any other extra word: `unexpected argument "x" for yiem config`;
  * - a value outside a flag's choices: `--output must be one of text, json (got "xml")`, the words
  *   docs/spec.md uses for the flags checked later (`--max-turns must be an integer >= 1 (got "ten")`);
- * - a missing positional: `missing <name> (usage: yiem tools call <name> [options])`;
+ * - a missing positional: `missing <name> (usage: yiem tools call <name> [options])`, also a list
+ *   (`<ids...>`); a missing required flag: `missing --older-than for yiem sessions prune`;
  * - a string flag given no value (last, or followed by another flag): `--model needs a value`;
  * - no command but a flag yiem does not know there: the flag first, then the missing command;
  * - any other message is kept as it is.
@@ -78,12 +79,14 @@ export function describeUsageError(message: string, args: string[], shape: Comma
   }
   if (message.startsWith("Invalid values:")) return describeChoices(message);
   if (/^Not enough non-option arguments/.test(message) && shape.usage) {
-    const missing = [...shape.usage.matchAll(/<[\w-]+>/g)].map((m) => m[0]);
+    const missing = [...shape.usage.matchAll(/<[\w-]+(?:\.\.\.)?>/g)].map((m) => m[0]);
     if (missing.length > 0) {
       const path = [...shape.commands.slice(0, -1), shape.usage].join(" ");
       return `missing ${missing.join(" ")} (usage: yiem ${path} [options])`;
     }
   }
+  const required = /^Missing required arguments?: (.*)$/.exec(message);
+  if (required) return `missing ${required[1].split(", ").map((name) => `--${name}`).join(", ")}${where}`;
   return message;
 }
 

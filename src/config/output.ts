@@ -5,10 +5,12 @@
  *   anything else a file (relative to cwd; a spec's file is relative to the spec's folder);
  * - the schema must be a JSON object that ajv compiles (the very ajv that checks tool arguments,
  *   tools/validate.ts), so a bad schema is exit 2 before any model call;
- * - an attachment must be a regular file within ATTACHMENT_LIMITS (checked here, by size; its
- *   bytes are read and classified by cli/attachments.ts); `-` (from `--attach` only) is stdin.
+ * - an attachment must be a regular file within ATTACHMENT_LIMITS and a text file or an image
+ *   (`attachmentKind`), all checked here with the spec's other problems, so a binary file is
+ *   reported before the API key is asked for; cli/attachments.ts reads the bytes for the run;
+ *   `-` (from `--attach` only) is stdin, checked when it is read.
  */
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { readNamedText, fileKind } from "../regular-file.js";
 import { ConfigError } from "./errors.js";
@@ -102,6 +104,8 @@ export async function resolveAttachments(ctx: OutputContext): Promise<ResolvedAt
         throw item.fail(`file "${item.name}" is ${formatBytes(stats.size)}, more than the ${formatBytes(ATTACHMENT_LIMITS.perFileBytes)} an attachment may have`);
       }
       total += stats.size;
+      const problem = attachmentProblem(await readFile(item.file));
+      if (problem) throw item.fail(`file "${item.name}" ${problem}`);
       return true;
     });
     if (checked) out.push({ path: item.file, name: item.name });
@@ -110,6 +114,28 @@ export async function resolveAttachments(ctx: OutputContext): Promise<ResolvedAt
     ctx.problems.add(new ConfigError(`the attachments are ${formatBytes(total)} together, more than the ${formatBytes(ATTACHMENT_LIMITS.totalBytes)} a run may attach`, { key: "--attach" }));
   }
   return out;
+}
+
+/** The image MIME type of `bytes` by its signature (PNG, JPEG, GIF, WebP), else "text" for UTF-8 without NUL bytes, else undefined (a binary file). */
+export function attachmentKind(bytes: Buffer): string | undefined {
+  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (bytes.subarray(0, 6).toString("latin1") === "GIF87a" || bytes.subarray(0, 6).toString("latin1") === "GIF89a") return "image/gif";
+  if (bytes.subarray(0, 4).toString("latin1") === "RIFF" && bytes.subarray(8, 12).toString("latin1") === "WEBP") return "image/webp";
+  if (bytes.includes(0)) return undefined;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return "text";
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why `bytes` cannot be attached, worded to follow the attachment's name; undefined when they can. */
+export function attachmentProblem(bytes: Buffer): string | undefined {
+  if (attachmentKind(bytes) !== undefined) return undefined;
+  return "is a binary file and not a png, jpeg, gif or webp image: only UTF-8 text files and those images can be attached";
 }
 
 /** Bytes for messages: "5 MiB", "1.2 KiB", "300 bytes". */

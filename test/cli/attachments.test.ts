@@ -107,8 +107,22 @@ describe("refused attachments: exit 2 before any model call", () => {
     server = await startChatServer([]);
     const r = await run(["-a", "program.bin", "Run it"]);
     expect(r.code).toBe(2);
-    expect(r.end.error).toMatch(/attachment "program.bin" is a binary file and not a png, jpeg, gif or webp image/);
+    expect(r.end.error).toMatch(/--attach: file "program.bin" is a binary file and not a png, jpeg, gif or webp image/);
     expect(server.requests).toHaveLength(0);
+  });
+
+  it("a binary file is reported with the other problems, before the API key is asked for", async () => {
+    await writeFile(join(dir, "no-key.yaml"), "model: gpt-4o-mini\n");
+    const r = await runCli(["run", "-c", "no-key.yaml", "-a", "program.bin", "-a", "missing.txt", "--events", "ndjson", "Run it"], {
+      cwd: dir,
+      env: { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
+    });
+    expect(r.code).toBe(2);
+    const error = String(r.events.at(-1)?.error);
+    expect(error).toMatch(/^2 problems:/);
+    expect(error).toContain('--attach: file "program.bin" is a binary file and not a png, jpeg, gif or webp image');
+    expect(error).toContain('--attach: file "missing.txt" not found');
+    expect(error).not.toContain("OPENAI_API_KEY");
   });
 
   it("a missing file, named with its path", async () => {

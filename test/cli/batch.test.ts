@@ -143,6 +143,22 @@ describe("yiem batch", () => {
     expect(resumed.events.at(-1)).toMatchObject({ type: "batchEnd", total: 3, skipped: 3, ok: 0 });
   });
 
+  it("quotes a bad number flag as typed (-j, --concurrency, --rate), not as NaN", async () => {
+    const r = await batch(["-", "-o", out(), "-j", "x", "--rate", "abc"], { stdin: '{"id": "a", "prompt": "one"}\n' });
+    expect(r.code).toBe(2);
+    expect(String(r.events.at(-1)!.failure)).toBe('2 problems:\n  --rate "abc": use requests per minute, a number above 0\n  --concurrency "x": use a whole number from 1 to 1024');
+    const long = await batch(["-", "-o", out(), "--concurrency=many"], { stdin: '{"id": "a", "prompt": "one"}\n' });
+    expect(String(long.events.at(-1)!.failure)).toBe('--concurrency "many": use a whole number from 1 to 1024');
+  });
+
+  it("names bad lines of stdin as stdin's, never the private copy it reads them from", async () => {
+    const r = await batch(["-", "-o", out()], { stdin: '{"id": "a", "prompt": "one"}\n{"id": "a", "prompt": "two"}\n' });
+    expect(r.code).toBe(2);
+    expect(String(r.events.at(-1)!.failure)).toBe(
+      'stdin: 1 bad line, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n  line 2: the id "a" is used by an earlier line too: ids must be unique',
+    );
+  });
+
   it("ends items at their limits (exit 3) and failures (exit 1); the answer of a spec with an output schema is `structured`", async () => {
     const limited = await batchProject("output: { schema: { type: object, properties: { n: { type: integer } }, required: [n], additionalProperties: false }, retries: 0 }\n");
     try {

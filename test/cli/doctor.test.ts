@@ -188,6 +188,7 @@ describe("yiem doctor output", () => {
     [["doctor", "--frob"], /^yiem: unknown flag --frob for yiem doctor/],
     [["doctor", "-m", "replay:configs/demo.replay.jsonl"], /^yiem: yiem doctor probes a model server; the replay model .* has none \(give --base-url and -m\)\n$/],
     [["doctor", "--set", "model.strem=false"], /model\.strem/],
+    [["doctor", "--max-retries", "x"], /^yiem: --max-retries: "model\.maxRetries" must be an integer >= 0 \(got "x"\)\n$/],
   ])("%j is a usage error (exit 2)", async (args, message) => {
     const r = await runCli(args);
     expect(r.code, r.stderr).toBe(2);

@@ -96,7 +96,7 @@ describe("yiem tools call frames its events like a run", { timeout: 120_000 }, (
     const r = await tools(["call", "leaky", "--args", "@missing.json", "--events", "ndjson"]);
     expect(r.code).toBe(2);
     assertEventStream(r.events, { requireStart: false });
-    expect(r.events).toEqual([expect.objectContaining({ type: "agentEnd", stopReason: "error", error: expect.stringMatching(/cannot read missing\.json/) })]);
+    expect(r.events).toEqual([expect.objectContaining({ type: "agentEnd", stopReason: "error", error: expect.stringMatching(/--args: file "missing\.json" not found/) })]);
   });
 });
 

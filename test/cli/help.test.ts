@@ -86,8 +86,26 @@ describe("--help", () => {
     [["tools", "call"], [0, 1, 2, 130]],
     [["tools", "new"], [0, 1, 2]],
     [["tools", "check"], [0, 1, 2]],
+    [["mcp"], [0, 1, 2, 130]],
     [["mcp", "list"], [0, 1, 2]],
+    [["mcp", "serve"], [0, 1, 2, 130, 143]],
+    [["doctor"], [0, 1, 2]],
+    [["sessions"], [0, 1, 2]],
+    [["sessions", "list"], [0, 2]],
+    [["sessions", "show"], [0, 2]],
+    [["sessions", "rm"], [0, 1, 2]],
+    [["sessions", "prune"], [0, 2]],
+    [["batch"], [0, 1, 2, 3, 130]],
+    [["batch", "merge"], [0, 1, 2]],
   ];
+
+  it("docs/cli.md's command overview lists every command `yiem --help` lists", async () => {
+    const help = (await runCli(["--help"])).stdout;
+    const listed = [...help.slice(help.indexOf("Commands:"), help.indexOf("Options:")).matchAll(/^  yiem (\w+)/gm)].map((m) => m[1]);
+    expect(listed.length).toBeGreaterThan(8);
+    const overview = firstFence(cliDoc);
+    for (const command of listed) expect(overview, command).toMatch(new RegExp(`^  yiem ${command}\\b`, "m"));
+  });
 
   it.each(commands)("yiem %j --help describes every flag and positional and lists the exit codes", async (command, codes) => {
     const r = await runCli([...command, "--help"]);

@@ -341,6 +341,30 @@ describe("a --session that is not a regular file", () => {
   });
 });
 
+describe("an @FILE flag value that is not a regular file", () => {
+  it("a FIFO is refused at once (exit 2, the flag and file named), never waited on", async () => {
+    const fifo = join(dir, "system.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    const r = await runCli(["run", "-m", `replay:${REPLAY}`, "--events", "ndjson", "--system", `@${fifo}`, "review this"], { timeoutMs: 10_000 });
+    const end = expectRunEnded(r, { code: 2, stopReason: "error", started: false });
+    expect(end.error).toBe(`--system: file "${fifo}" is not a regular file (a FIFO)`);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    const call = await runCli(["tools", "call", "getTime", "--args", `@${fifo}`, "--events", "none"], { timeoutMs: 10_000 });
+    expect(call.code).toBe(2);
+    expect(call.stderr).toBe(`yiem: --args: file "${fifo}" is not a regular file (a FIFO)\n`);
+  });
+
+  it("a missing file or a folder is named in words, not as an errno code", async () => {
+    const missing = await runCli(["run", "-m", `replay:${REPLAY}`, "--events", "none", "--append-system", "@nope.md", "review this"], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(`yiem: --append-system: file "nope.md" not found (${join(dir, "nope.md")})\n`);
+    const folder = await runCli(["run", "-m", `replay:${REPLAY}`, "--events", "none", "--system", "@.", "review this"], { cwd: dir });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toBe(`yiem: --system: file "." is a folder (${dir})\n`);
+  });
+});
+
 describe("--session and --record files are private", () => {
   it("new files are written 0600", async () => {
     const session = join(dir, "new-session.json");

@@ -216,6 +216,15 @@ describe("flag errors (exit 2, no model call, nothing written)", () => {
     expect(read.code).toBe(2);
     expect(String(read.events.at(-1)!.error)).toContain("is writable by other users");
     expect(server.requests).toHaveLength(1);
+    // So is every `yiem sessions` command: nothing is listed, shown or removed from it.
+    for (const args of [["list"], ["list", "--json"], ["show", "placed"], ["rm", "placed"], ["prune", "--older-than", "1ms"]]) {
+      const r = await sessions(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stdout, args.join(" ")).toBe("");
+      expect(r.stderr, args.join(" ")).toBe(`yiem: the session folder ${store} is writable by other users (mode 777): run chmod 700 on it, or set YIEM_SESSION_DIR\n`);
+    }
+    expect(await readdir(store)).toContain("placed.json");
+    await chmod(store, 0o700);
   });
 });
 

@@ -244,7 +244,7 @@ describe("--system @FILE and --append-system", () => {
   it("a missing @FILE is a usage error naming the flag and file, with the other problems", async () => {
     const r = await run(["hi", "--system", "@nope.md", "--temperature", "7"], {}, false);
     expect(r.code).toBe(2);
-    expect(r.end.error).toContain("--system: cannot read nope.md: ENOENT");
+    expect(r.end.error).toMatch(/--system: file "nope\.md" not found \(\/.*nope\.md\)/);
     expect(r.end.error).toContain("--temperature");
   });
 

@@ -284,7 +284,7 @@ describe("yiem tools call", { timeout: 120_000 }, () => {
     expect(expectValidEvents(unknown.stderr)[1]).toMatchObject({ type: "toolCallRejected", reason: expect.stringMatching(/unknown tool "nope"/) });
     const missing = await yiem(["call", "echo", "--args", "@nowhere.json"]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/cannot read nowhere\.json/);
+    expect(missing.stderr).toMatch(/--args: file \\"nowhere\.json\\" not found \(\/.*nowhere\.json\)/);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The README kept true: its first two commands are exactly the documented set-up/run and test
  * commands; the run part of the first works as written (offline, no key, the real getTime tool,
- * the live time in the answer); every flag in a README or docs/cli.md command exists in that
+ * the live time in the answer); every flag in a README or docs/*.md command exists in that
  * command's --help; every relative link resolves; the library example runs.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -187,7 +187,7 @@ function headingSlugs(markdown: string): string[] {
   );
 }
 
-describe("commands in README.md and docs/cli.md", () => {
+describe("commands in README.md, docs/cli.md and the other docs", () => {
   /** `yiem …` invocations in shell blocks: the subcommand path and the flags used. */
   function invocations(markdown: string): Array<{ line: string; command: string[]; flags: string[] }> {
     const found: Array<{ line: string; command: string[]; flags: string[] }> = [];
@@ -197,7 +197,8 @@ describe("commands in README.md and docs/cli.md", () => {
         for (const match of line.matchAll(/(?:^|[\s|;&(])(?:npx )?yiem\s+([^|;&<>#]*)/g)) {
           const words = shellWords(match[1]);
           const command = [words[0]];
-          if ((words[0] === "tools" || words[0] === "mcp") && words[1] && !words[1].startsWith("-")) command.push(words[1]);
+          if (["tools", "mcp", "sessions"].includes(words[0]) && words[1] && !words[1].startsWith("-")) command.push(words[1]);
+          if (words[0] === "batch" && words[1] === "merge") command.push(words[1]);
           const flags = words
             .filter((w) => /^--?[a-zA-Z]/.test(w))
             .map((w) => w.split("=")[0].replace(/^--no-/, "--"));
@@ -208,8 +209,11 @@ describe("commands in README.md and docs/cli.md", () => {
     return found;
   }
 
-  it("use only commands and flags that exist", async () => {
-    const all = [...invocations(readme), ...invocations(cliDoc)];
+  it("use only commands and flags that exist (and so do the other docs' commands)", async () => {
+    const otherDocs = ["sessions", "tools", "reliability", "batch", "mcp", "spec", "events", "compatibility"].map((page) =>
+      readFileSync(join(repoRoot, "docs", `${page}.md`), "utf8"),
+    );
+    const all = [...invocations(readme), ...invocations(cliDoc), ...otherDocs.flatMap(invocations)];
     expect(all.length).toBeGreaterThan(15);
     const helpCache = new Map<string, string>();
     for (const { line, command, flags } of all) {

@@ -146,6 +146,8 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   const spec = await loadSpecFromArgv(argv, io, true, problems);
   const secrets = secretValues(io.env, [spec.model.apiKey]);
   const redact = createRedactor(secrets);
+  // Messages name the input as the user gave it: "stdin", never the private copy spoolStdin makes.
+  const inputName = flags.input === "-" ? "stdin" : flags.input;
   if (flags.input === "-") flags.input = await spoolStdin(io, cleanup);
   const ledger = await openLedger(flags.output, flags.resume);
   if (ledger.repairedTornLine) sink.batch({ type: "warning", message: `${flags.output}: its last line was cut off (the batch was killed while writing it); it was removed and that item runs again` });
@@ -166,9 +168,9 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   const report = flags.check ? await checkInput(source, stopStarting.signal) : undefined;
   if (report && report.problemCount > 0 && !flags.skipBadLines && !signals.received) {
     const more = report.problemCount > report.problems.length ? `\n  … and ${report.problemCount - report.problems.length} more` : "";
-    throw new UsageError(`${flags.input}: ${report.problemCount} bad line${report.problemCount === 1 ? "" : "s"}, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n${report.problems.map((p) => `  ${p}`).join("\n")}${more}`);
+    throw new UsageError(`${inputName}: ${report.problemCount} bad line${report.problemCount === 1 ? "" : "s"}, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n${report.problems.map((p) => `  ${p}`).join("\n")}${more}`);
   }
-  if (report?.idsOnlyFrom !== undefined) sink.note(`${flags.input}: lines from ${report.idsOnlyFrom} on were checked for their ids only (the input is over 32 MiB); a bad line among them becomes its item's error result (--full-check checks every line first)`);
+  if (report?.idsOnlyFrom !== undefined) sink.note(`${inputName}: lines from ${report.idsOnlyFrom} on were checked for their ids only (the input is over 32 MiB); a bad line among them becomes its item's error result (--full-check checks every line first)`);
 
   guardChannels({
     onOutput: ({ stream, text }) => sink.batch({ type: "warning", message: redact(`tool or hook code wrote to ${stream}: ${text}`) }),

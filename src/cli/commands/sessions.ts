@@ -32,6 +32,8 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   const sub = String((argv._ as unknown[] | undefined)?.[1] ?? "");
   const store = new SessionStore(sessionStoreDir(io.env, io.cwd));
   try {
+    // Another user's folder, or one others may write to, is refused for reading too (as by yiem run).
+    await store.checkFolder();
     switch (sub) {
       case "list":
         return await listCommand(store, argv.json === true, io);
