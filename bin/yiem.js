@@ -21,12 +21,14 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   const v8Flags = args[0] === "run" ? tuneV8ForRun() : [];
   const start = require("../dist/bundle/start.cjs");
   start.noteV8Flags(v8Flags);
+  // The first word names the command whose compiled functions the cache gains. The caches are
+  // written once: before the exit bound starts the watch thread (process-io.ts), else here.
+  const saveCodeCaches = () => start.saveCodeCaches(args.find((arg) => !arg.startsWith("-")) ?? "");
   new Promise((loaded) => loaded(start.loadYiem()))
-    .then(({ main, processIo }) => main(args, processIo()))
+    .then(({ main, processIo }) => main(args, processIo({ saveCodeCaches })))
     .then(
       (code) => {
-        // The first word names the command whose compiled functions the cache gains.
-        start.saveCodeCaches(args.find((arg) => !arg.startsWith("-")) ?? "");
+        saveCodeCaches();
         exit(code);
       },
       (error) => {

@@ -6,13 +6,14 @@
  * never given to V8), rewritten when V8 rejects it or it is torn, and extended once per new
  * command. No timings here (bench/startup.mjs measures them).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { baseEnv, repoRoot, yiemBin } from "../support/cli.js";
+import { reply, startChatServer } from "../support/chat-server.js";
 
 const RECORDER = `const vm = require("node:vm");
 const fs = require("node:fs");
@@ -36,6 +37,24 @@ interface Compiled {
   file: string;
   cached: boolean;
   rejected: boolean;
+}
+
+/** As `yiem`, without blocking this process (a model server in it must answer). */
+function yiemAsync(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; compiled: Compiled[] }> {
+  const out = join(dir, `scripts-${++count}.json`);
+  const child = spawn(process.execPath, ["-r", recorder, yiemBin, ...args], {
+    cwd: dir,
+    env: baseEnv({ YIEM_CACHE_DIR: cacheDir, SCRIPTS_FILE: out, NO_COLOR: "1", ...env }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d));
+  child.stderr.on("data", (d: Buffer) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr, compiled: JSON.parse(readFileSync(out, "utf8")) as Compiled[] }));
+  });
 }
 
 /** Runs `yiem ...args` in the repository with the recorder; returns its output and the bundle files it compiled. */
@@ -161,6 +180,28 @@ describe("the bundle's code cache", () => {
     expect(bundle(second)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
     // ajv is loaded after the thread started (its bundle compiled under the flags yiem set, too).
     expect(second.compiled).toContainEqual({ file: "vendor/ajv.cjs", cached: true, rejected: false });
+  });
+
+  it("a run whose exit bound starts the watch thread at its end (no --timeout) leaves caches the next run accepts", async () => {
+    // A request to a model server loads the openai and ajv bundles too; the thread starts after
+    // the last event, while the caches would be written (they are written before it).
+    const server = await startChatServer(() => reply.json({ content: "hello" }));
+    try {
+      const spec = join(dir, "one-turn.yaml");
+      writeFileSync(spec, `name: one-turn\nmodel:\n  name: m\n  baseURL: ${server.url}\n`);
+      const args = ["run", "-c", spec, "--events", "none", "hi"];
+      const first = await yiemAsync(args, { OPENAI_API_KEY: "sk-test-key" });
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toBe("hello\n");
+      for (let i = 0; i < 2; i++) {
+        const next = await yiemAsync(args, { OPENAI_API_KEY: "sk-test-key" });
+        expect(next.code, next.stderr).toBe(0);
+        expect(next.compiled.map((c) => c.file).sort()).toEqual(expect.arrayContaining(["vendor/openai.cjs", "yiem.cjs"]));
+        for (const compiled of next.compiled) expect(compiled).toEqual({ file: compiled.file, cached: true, rejected: false });
+      }
+    } finally {
+      await server.close();
+    }
   });
 
   it("--debug loads the bundle with require (source maps), without the cache", () => {

@@ -12,8 +12,17 @@ import { exitFromWatchdog, exitSkippingListeners, startWatchdog } from "./watchd
 
 const FORWARDED: readonly CliSignal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
+/** What bin/yiem.js gives the process's io. */
+export interface ProcessIoOptions {
+  /**
+   * Writes the bundles' V8 code caches now (src/code-cache.ts `saveCodeCaches`); called before the
+   * exit bound may start the watch thread (see `processHost`).
+   */
+  saveCodeCaches?: () => void;
+}
+
 /** The io of this process: its streams, environment, folder, signals and exit. */
-export function processIo(): CliIo {
+export function processIo(options: ProcessIoOptions = {}): CliIo {
   const signals = new EventEmitter();
   // A process signal is handled only once a command listens for it (its default action ends
   // the process otherwise); once installed, the handler stays until the process exits.
@@ -34,11 +43,11 @@ export function processIo(): CliIo {
     env: process.env,
     cwd: process.cwd(),
     signals,
-    host: processHost(),
+    host: processHost(options),
   };
 }
 
-function processHost(): CliHost {
+function processHost(options: ProcessIoOptions): CliHost {
   return {
     exitNow: (code) => exitProcess(code),
     exitFromWatchdog,
@@ -50,7 +59,13 @@ function processHost(): CliHost {
     watchParent: (onGone) => watchParent(onGone),
     startWatchdog,
     releasesChannels: false,
-    armExitBound: (code, graceMs) => void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs),
+    armExitBound: (code, graceMs) => {
+      // The code caches are written first: a thread that starts now resets a V8 flag yiem sets
+      // for `run` (--semi-space-growth-factor) while it boots, and a cache written meanwhile
+      // carries another flag hash, which the next start's V8 rejects (docs/performance.md).
+      options.saveCodeCaches?.();
+      void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs);
+    },
   };
 }
 
