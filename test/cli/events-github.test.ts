@@ -38,7 +38,7 @@ describe("yiem run --events github", { timeout: 60_000 }, () => {
     expect(r.stdout).toBe("all good\n");
     const commands = workflowCommands(r.stderr);
     expect(commands.map((c) => c.name)).toEqual(["debug", "debug"]);
-    expect(commands[1].data).toMatch(/^yiem completed \(run [0-9a-f-]+\): 1 turns, 0 tool calls/);
+    expect(commands[1].data).toMatch(/^yiem completed \(run [0-9a-f-]+\): 1 turn, 0 tool calls/);
   });
 
   it("a model failure is one ::error:: on the spec file, with the server's text redacted", async () => {

@@ -27,6 +27,7 @@ import path from "node:path";
 import type { AgentEvent } from "../../loop/types.js";
 import type { ChunkWriter } from "./chunk-writer.js";
 import { sanitizeForTerminal } from "./sanitize.js";
+import { plural } from "./style.js";
 
 /** The workflow commands yiem writes. */
 export type WorkflowCommand = "error" | "warning" | "notice" | "debug";
@@ -127,7 +128,7 @@ export function createGithubRenderer(options: GithubRendererOptions): GithubRend
         case "agentEnd": {
           const spec = specOf.get(event.runId);
           specOf.delete(event.runId);
-          const facts = `${event.turns ?? 0} turns, ${event.toolCalls ?? 0} tool calls, ${event.usage?.totalTokens ?? 0} tokens, ${Math.round(event.durationMs ?? 0)} ms`;
+          const facts = `${plural(event.turns ?? 0, "turn")}, ${plural(event.toolCalls ?? 0, "tool call")}, ${event.usage?.totalTokens ?? 0} tokens, ${Math.round(event.durationMs ?? 0)} ms`;
           if (event.stopReason === "completed" || event.stopReason === "terminated") {
             write("debug", `${subject} ${event.stopReason} (run ${event.runId}): ${facts}`);
             return;

@@ -66,7 +66,7 @@ describe("the github sink", () => {
     const commands = workflowCommands(text);
     expect(commands.map((c) => c.name)).toEqual(["debug", "debug"]);
     expect(commands[0].data).toBe("yiem started (run run_gh): model m, tools t");
-    expect(commands[1].data).toBe("yiem completed (run run_gh): 1 turns, 0 tool calls, 5 tokens, 12 ms");
+    expect(commands[1].data).toBe("yiem completed (run run_gh): 1 turn, 0 tool calls, 5 tokens, 12 ms");
   });
 
   it("a failed run is one ::error:: titled with the stop reason, its spec as file relative to GITHUB_WORKSPACE", async () => {
@@ -78,7 +78,7 @@ describe("the github sink", () => {
     expect(errors).toEqual([{
       name: "error",
       properties: { title: "yiem failed: error", file: "agents/triage.yaml" },
-      data: "model request failed: 500 boom\n::add-mask::x\n(run run_gh: 1 turns, 0 tool calls, 5 tokens, 3 ms)",
+      data: "model request failed: 500 boom\n::add-mask::x\n(run run_gh: 1 turn, 0 tool calls, 5 tokens, 3 ms)",
     }]);
   });
 
