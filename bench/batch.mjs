@@ -209,7 +209,7 @@ async function firstItemOf(ctx, env, big, flags, name) {
     const row = limitRow(name, "—", ms(firstMs), ms(firstMs), `≤ ${ms(FIRST_ITEM_BUDGET_MS)}`, firstMs <= FIRST_ITEM_BUDGET_MS);
     if (memory) {
       const costUs = freshPageCostUs();
-      row.note = `by the first item: peak RSS ${(memory.peakRssKb / 1024).toFixed(0)} MB, ${memory.minorFaults.toLocaleString("en")} page faults (at ${costUs.toFixed(1)} µs a fresh page on this machine, measured now: up to ${((memory.minorFaults * costUs) / 1000).toFixed(0)} ms of CPU, on both threads together)`;
+      row.note = `by the first item: peak RSS ${(memory.peakRssKb / 1024).toFixed(0)} MB, ${memory.minorFaults.toLocaleString("en")} page faults (at ${costUs.toFixed(1)} µs a fresh page on this machine, measured in this run: up to ${((memory.minorFaults * costUs) / 1000).toFixed(0)} ms of CPU, on both threads together)`;
     }
     return row;
   } finally {

@@ -65,10 +65,10 @@ export async function benchStartup(ctx) {
 }
 
 /**
- * The part of a command's time over `node -e 0` that is page faults: the minor faults of each (GNU
- * time, median of 3 runs) times what one costs on this machine, measured now (freshPageCostUs). An
- * upper bound: a fault on a page of a file already in memory costs less than a fresh one, and a
- * worker thread's faults happen on another core.
+ * The part of a command's time over `node -e 0` that is page faults: the minor faults of each
+ * (GNU time, median of 3 runs) times what one costs on this machine, measured in this run
+ * (freshPageCostUs). An upper bound: a fault on a page of a file already in memory costs less
+ * than a fresh one, and a worker thread's faults happen on another core.
  */
 async function pageFaultNote(argv, options, overMs) {
   const faultsOf = async (command, opts) => {
@@ -82,7 +82,7 @@ async function pageFaultNote(argv, options, overMs) {
   const extra = command - baseline;
   const faultMs = (extra * costUs) / 1000;
   if (extra <= 0) return `page faults ${command.toLocaleString("en")}, no more than node -e 0's ${baseline.toLocaleString("en")}`;
-  return `page faults ${command.toLocaleString("en")} against node -e 0's ${baseline.toLocaleString("en")} (${extra >= 0 ? "+" : ""}${extra.toLocaleString("en")}); a fresh page costs ${costUs.toFixed(1)} µs on this machine (measured now), so up to ${faultMs.toFixed(0)} ms of the ${overMs.toFixed(0)} ms over node -e 0 is the kernel giving the process fresh memory`;
+  return `page faults ${command.toLocaleString("en")} against node -e 0's ${baseline.toLocaleString("en")} (+${extra.toLocaleString("en")}); a fresh page costs ${costUs.toFixed(1)} µs on this machine (measured in this run), so up to ${faultMs.toFixed(0)} ms of the ${overMs.toFixed(0)} ms over node -e 0 is the kernel giving the process fresh memory`;
 }
 
 /** `tools list` in the repository with a cold code cache (see the header): a row for scale. */

@@ -150,9 +150,17 @@ const PAGE_BYTES = 4096;
  * What one minor page fault costs here, in µs: the kernel (and on a VM the hypervisor) giving the
  * process a fresh zeroed page on its first write. Writes 32 MiB of fresh memory twice (the first
  * write faults every page in, the second none) and divides the difference by the pages; the
- * median of 3. On the 2-core VM of docs/performance.md it is ~13 µs, many times a bare machine's.
+ * median of 3, measured once per bench process (~0.3 s) and kept. On the 2-core VM of
+ * docs/performance.md it is ~13 µs, many times a bare machine's.
  */
 export function freshPageCostUs() {
+  pageCostUs ??= measurePageCostUs();
+  return pageCostUs;
+}
+
+let pageCostUs;
+
+function measurePageCostUs() {
   const bytes = 32 * 1024 * 1024;
   const tries = [];
   for (let i = 0; i < 3; i++) {
