@@ -39,34 +39,32 @@ interface Compiled {
   rejected: boolean;
 }
 
+/** The spawn of `yiem ...args` in the repository with the recorder, and the file it records the compiled bundles in. */
+function yiemCommand(args: string[], env: Record<string, string> = {}) {
+  const out = join(dir, `scripts-${++count}.json`);
+  const options = { cwd: repoRoot, env: baseEnv({ YIEM_CACHE_DIR: cacheDir, SCRIPTS_FILE: out, NO_COLOR: "1", ...env }) };
+  return { argv: ["-r", recorder, yiemBin, ...args], options, compiled: () => JSON.parse(readFileSync(out, "utf8")) as Compiled[] };
+}
+
+/** Runs `yiem ...args` in the repository with the recorder; returns its output and the bundle files it compiled. */
+function yiem(args: string[]): { code: number | null; stdout: string; stderr: string; compiled: Compiled[] } {
+  const command = yiemCommand(args);
+  const result = spawnSync(process.execPath, command.argv, { ...command.options, encoding: "utf8", timeout: 30_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr, compiled: command.compiled() };
+}
+
 /** As `yiem`, without blocking this process (a model server in it must answer). */
 function yiemAsync(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; compiled: Compiled[] }> {
-  const out = join(dir, `scripts-${++count}.json`);
-  const child = spawn(process.execPath, ["-r", recorder, yiemBin, ...args], {
-    cwd: dir,
-    env: baseEnv({ YIEM_CACHE_DIR: cacheDir, SCRIPTS_FILE: out, NO_COLOR: "1", ...env }),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const command = yiemCommand(args, env);
+  const child = spawn(process.execPath, command.argv, { ...command.options, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d));
   child.stderr.on("data", (d: Buffer) => (stderr += d));
   return new Promise((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr, compiled: JSON.parse(readFileSync(out, "utf8")) as Compiled[] }));
+    child.on("close", (code) => resolve({ code, stdout, stderr, compiled: command.compiled() }));
   });
-}
-
-/** Runs `yiem ...args` in the repository with the recorder; returns its output and the bundle files it compiled. */
-function yiem(args: string[]): { code: number | null; stdout: string; stderr: string; compiled: Compiled[] } {
-  const out = join(dir, `scripts-${++count}.json`);
-  const result = spawnSync(process.execPath, ["-r", recorder, yiemBin, ...args], {
-    cwd: repoRoot,
-    env: baseEnv({ YIEM_CACHE_DIR: cacheDir, SCRIPTS_FILE: out, NO_COLOR: "1" }),
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr, compiled: JSON.parse(readFileSync(out, "utf8")) as Compiled[] };
 }
 
 const bundle = (run: { compiled: Compiled[] }) => run.compiled.find((c) => c.file === "yiem.cjs");
