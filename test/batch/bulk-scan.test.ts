@@ -42,12 +42,13 @@ function byJavaScript(buffer: Buffer, start: number, stop: number, firstLine: nu
 }
 
 /** What the scanner gives for the same lines, placed at `at` of one of its read buffers (after junk). */
+const shared = createBulkScanner();
 function byScanner(text: string, at: number, firstLine: number, which = 0): { seen: Seen[]; lines: number | undefined; checkpoints: number[] } {
-  const scanner = createBulkScanner();
-  if (!scanner) throw new Error("no WebAssembly here");
+  if (!shared) throw new Error("no WebAssembly here");
+  const scanner = shared;
   const buffer = scanner.readBuffers[which]!;
-  buffer.fill(0x41);
   const bytes = Buffer.from(text, "latin1");
+  buffer.fill(0x41, Math.max(0, at - 64), Math.min(buffer.length, at + bytes.length + 64));
   bytes.copy(buffer, at);
   const seen: Seen[] = [];
   const sink: BulkSink = {
