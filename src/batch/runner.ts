@@ -300,6 +300,8 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
   } finally {
     await reader.close();
   }
+  // This thread's queues are sorted while the worker may still scan (only a part staged to below is sorted again).
+  if (scans.length > 0 && !signal?.aborted) index.sortParts();
   // The ranges scanned beside this thread, in line order: their lines follow this thread's.
   let offset = reader.lines;
   for (const scan of scans) {

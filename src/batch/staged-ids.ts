@@ -85,6 +85,8 @@ export function partitionsFor(bytes: number): number {
 interface Part {
   words: Uint32Array;
   used: number;
+  /** `used` when the queue was last sorted (staging more unsorts it). */
+  sortedAt: number;
 }
 
 /** A part's sorted pairs staged elsewhere (another range of the input, ./id-scan.ts), its lines counted from `offset` + 1. */
@@ -103,7 +105,6 @@ export class StagedIds implements IdOwners {
   private readonly parts: Part[];
   /** segments[i]: part i's pairs absorbed from other ranges, in line order. */
   private readonly segments: Segment[][];
-  private sorted = false;
   private readonly shift: number;
   private readonly hashed = new Int32Array(2);
   /** marks[line]: the low 16 bits of the first hash half of line `line`'s id (see module rules), for the lines up to `absorbedFrom`. */
@@ -122,7 +123,7 @@ export class StagedIds implements IdOwners {
     const bits = Math.log2(partitions);
     if (!Number.isInteger(bits) || bits > MAX_PARTITION_BITS) throw new RangeError(`partitions must be a power of two up to ${2 ** MAX_PARTITION_BITS}`);
     this.shift = bits;
-    this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0 }));
+    this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0, sortedAt: 0 }));
     this.segments = this.parts.map(() => []);
   }
 
@@ -192,17 +193,21 @@ export class StagedIds implements IdOwners {
     throw new RangeError(`line ${line} is in no absorbed range`);
   }
 
-  /** Sorts every part staged here (once; equal halves then sit together, the lowest line first). */
+  /**
+   * Sorts every part staged here that is not sorted yet (equal halves then sit together, the
+   * lowest line first). Early, while a worker scans (./runner.ts), and again by `resolve` only for
+   * a part staged to since.
+   */
   sortParts(): void {
-    if (this.sorted) return;
-    this.sorted = true;
     let largest = 0;
-    for (const part of this.parts) largest = Math.max(largest, part.used);
+    for (const part of this.parts) if (part.sortedAt !== part.used) largest = Math.max(largest, part.used);
     const scratch = largest >= RADIX_LEAST * 2 ? new Uint32Array(largest) : undefined;
     for (const part of this.parts) {
+      if (part.sortedAt === part.used) continue;
       const words = part.words.subarray(0, part.used);
       if (scratch && words.length >= RADIX_LEAST * 2) sortPairsByHalf(words, scratch);
       else new BigUint64Array(words.buffer, words.byteOffset, words.length / 2).sort();
+      part.sortedAt = part.used;
     }
   }
 
