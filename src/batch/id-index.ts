@@ -134,9 +134,20 @@ export class IdIndex implements IdOwners {
     }
   }
 
+  /** Makes room for about `ids` ids in all at once, instead of doubling as they come. */
+  expect(ids: number): void {
+    let capacity = this.capacity;
+    while (capacity * MAX_LOAD < ids) capacity *= 2;
+    if (capacity > this.capacity) this.resize(capacity);
+  }
+
   private grow(): void {
+    this.resize(this.capacity * 2);
+  }
+
+  private resize(capacity: number): void {
     const old = this.slots;
-    this.capacity *= 2;
+    this.capacity = capacity;
     this.slots = new Int32Array(this.capacity * SLOT);
     for (let at = 0; at < old.length; at += SLOT) {
       if (old[at + 2] === 0) continue;

@@ -15,8 +15,9 @@
  */
 import { idOfText, InputLineError, parseItem } from "./input.js";
 import { hashId, hashIdBytes, hashLineNumber } from "./id-index.js";
-import { BLANK, IdSpanReader, LINE_NUMBER, SPAN } from "./line-id.js";
-import { LineReader, type ByteRange } from "./lines.js";
+import { BLANK, IdSpanReader, LINE_NUMBER, SPAN, spanIdAt } from "./line-id.js";
+import { LineReader, type ByteRange, type LineVisitor } from "./lines.js";
+import { createBulkScanner, type BulkSink } from "./bulk-scan.js";
 import { shardOf, type Shard } from "./shard.js";
 import { StagedIds, type StagedRange } from "./staged-ids.js";
 
@@ -97,7 +98,8 @@ export interface IdScanResult {
 /** Scans one range (see module rules). */
 export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult> {
   const { shard } = request;
-  const reader = await LineReader.open(request.file, request.range);
+  const bulk = createBulkScanner();
+  const reader = await LineReader.open(request.file, request.range, bulk ? { buffers: bulk.readBuffers } : {});
   const index = new StagedIds(() => undefined, request.partitions);
   const spans = new IdSpanReader();
   const hashed = new Int32Array(2);
@@ -109,7 +111,7 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
     result.badLines.push(error.line);
     if (result.problems.length < MAX_REPORTED) result.problems.push({ line: error.line, reason: error.reason, ...(error.id !== undefined ? { id: error.id } : {}) });
   };
-  const visitor = {
+  const visitor: LineVisitor = {
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
       let id: string | null;
       try {
@@ -130,6 +132,18 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
       }
     },
   };
+  if (bulk) {
+    // The lines whose id the module reads (./bulk-scan.ts), staged as stageIdOnly stages them.
+    const sink: BulkSink = {
+      span(buffer, line, a, b, start) {
+        index.stage(a, b, line);
+        result.good++;
+        if (!sharded || shardOf(spanIdAt(buffer, start), shard.count) === shard.index) result.total++;
+      },
+      other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
+    };
+    visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) => bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
+  }
   try {
     const size = request.range.end - request.range.start;
     if ((await reader.next(visitor)) && reader.lines > 0) index.expect(Math.ceil((size / Math.max(1, reader.bytesRead - request.range.start)) * reader.lines));

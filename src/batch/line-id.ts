@@ -94,6 +94,12 @@ export class IdSpanReader {
   }
 }
 
+/** The id of a line the fast path reads as SPAN, from the line's first byte `start` (the id is the bytes after its key, up to the next `"`). */
+export function spanIdAt(buffer: Buffer, start: number): string {
+  const idStart = start + (buffer[start + 2] === 0x63 ? CUSTOM_ID_KEY.length : ID_KEY.length);
+  return buffer.toString("latin1", idStart, buffer.indexOf(QUOTE, idStart));
+}
+
 /** A search's result as a position: buffer.length when there is none. */
 function found(buffer: Buffer, at: number): number {
   return at < 0 ? buffer.length : at;

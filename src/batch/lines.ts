@@ -22,6 +22,11 @@
  *   the chunk before is copied, so a line is always contiguous; a longer unfinished line is
  *   joined with the next chunk in a buffer of its own. Awaiting each read lets signals and
  *   timers run between chunks.
+ * - A visitor with `lines` is given each chunk's complete lines at once (the check pass's id-only
+ *   lines, ./bulk-scan.ts) and reads them in line order as `line` would, or gives undefined and
+ *   gets them one by one. It records the checkpoints of the lines it reads (`isCheckpointLine`).
+ *   The read buffers can be given (`buffers`, READ_BUFFER_BYTES each), so that they lie in memory
+ *   such a visitor reads (a WebAssembly memory).
  */
 import { openSync, readSync, closeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
@@ -33,6 +38,8 @@ const SOON_BYTES = 64 * 1024;
 /** Room before a chunk's data for the unfinished line of the chunk before (a longer one is joined in a buffer of its own). */
 const HEAD_BYTES = 64 * 1024;
 export const CHECKPOINT_LINES = 1024;
+/** The size of each of a reader's two read buffers. */
+export const READ_BUFFER_BYTES = HEAD_BYTES + CHUNK_BYTES;
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 
@@ -49,17 +56,29 @@ export type InputLine = { line: number; text: string } | { line: number; tooLong
 export interface LineVisitor {
   line(buffer: Buffer, start: number, end: number, line: number, offset: number): void;
   tooLong(line: number, bytes: number, offset: number): void;
+  /**
+   * The complete lines `buffer[start..stop)` (`stop` right after a `\n`), the first numbered
+   * `firstLine`, `base` the file offset of buffer[0]: reads them all and pushes to `checkpoints`
+   * the offset of each checkpoint line, returning how many lines it read; or undefined, and
+   * `line` gets them one by one (see module rules).
+   */
+  lines?(buffer: Buffer, start: number, stop: number, firstLine: number, base: number, checkpoints: number[]): number | undefined;
+}
+
+/** Whether line `line`'s offset is one of a reader's `checkpoints`. */
+export function isCheckpointLine(line: number): boolean {
+  return (line - 1) % CHECKPOINT_LINES === 0;
 }
 
 /** Reads a file's lines chunk by chunk (see module rules). */
 export class LineReader {
   /** The two read buffers, each with room before its data for the unfinished line of the chunk before. */
-  private readonly first = Buffer.allocUnsafe(HEAD_BYTES + CHUNK_BYTES);
-  private readonly second = Buffer.allocUnsafe(HEAD_BYTES + CHUNK_BYTES);
+  private readonly first: Buffer;
+  private readonly second: Buffer;
   /** The buffer being scanned: a read buffer, or `wide`. */
-  private buffer: Buffer = this.second;
+  private buffer: Buffer;
   /** The read buffer the next chunk is read into while `buffer` is scanned. */
-  private spare = this.first;
+  private spare: Buffer;
   /** For an unfinished line longer than HEAD_BYTES: a buffer it and the next chunk are joined in (grown as needed). */
   private wide: Buffer | undefined;
   /** The read into `spare` under way: its byte count. */
@@ -85,7 +104,12 @@ export class LineReader {
   /** The size of the next read (see SOON_BYTES). */
   private chunkBytes: number;
 
-  private constructor(private readonly handle: FileHandle, range?: ByteRange, soon = false) {
+  private constructor(private readonly handle: FileHandle, range?: ByteRange, soon = false, buffers?: readonly [Buffer, Buffer]) {
+    if (buffers && buffers.some((buffer) => buffer.length < READ_BUFFER_BYTES)) throw new RangeError(`a LineReader's read buffers must have ${READ_BUFFER_BYTES} bytes`);
+    this.first = buffers?.[0] ?? Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    this.second = buffers?.[1] ?? Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    this.buffer = this.second;
+    this.spare = this.first;
     this.taken = range?.start ?? 0;
     this.stop = range?.end ?? Infinity;
     this.chunkBytes = soon ? SOON_BYTES : CHUNK_BYTES;
@@ -94,10 +118,10 @@ export class LineReader {
   /**
    * A reader of `file`, or of its bytes `range.start`..`range.end` (cut right after a `\n`; line
    * numbers then count from the range's start). `soon`: the first read is SOON_BYTES, for a reader
-   * whose first lines are wanted at once.
+   * whose first lines are wanted at once. `buffers`: the two read buffers (see module rules).
    */
-  static async open(file: string, range?: ByteRange, options: { soon?: boolean } = {}): Promise<LineReader> {
-    return new LineReader(await open(file, "r"), range, options.soon);
+  static async open(file: string, range?: ByteRange, options: { soon?: boolean; buffers?: readonly [Buffer, Buffer] } = {}): Promise<LineReader> {
+    return new LineReader(await open(file, "r"), range, options.soon, options.buffers);
   }
 
   /** The file's size when opened, in bytes. */
@@ -159,6 +183,14 @@ export class LineReader {
     // The file's next chunk is read while this one is scanned.
     if (bytesRead > 0) this.readAhead();
     if (dataOffset === 0 && bytesRead >= 3 && buffer[start] === 0xef && buffer[start + 1] === 0xbb && buffer[start + 2] === 0xbf) start += 3;
+    if (visitor.lines && this.skipping === 0 && end > start) {
+      const last = buffer.lastIndexOf(NEWLINE, end - 1);
+      const read = last >= start ? visitor.lines(buffer, start, last + 1, this.lineNumber + 1, this.base, this.checkpoints) : undefined;
+      if (read !== undefined) {
+        this.lineNumber += read;
+        start = last + 1;
+      }
+    }
     for (let at = buffer.indexOf(NEWLINE, start); at >= 0 && at < end; at = buffer.indexOf(NEWLINE, start)) {
       this.emit(visitor, start, at);
       start = at + 1;
@@ -166,7 +198,7 @@ export class LineReader {
     if (bytesRead === 0) {
       this.ended = true;
       if (this.skipping > 0) {
-        if (this.lineNumber % CHECKPOINT_LINES === 0) this.checkpoints.push(this.skipOffset);
+        if (isCheckpointLine(this.lineNumber + 1)) this.checkpoints.push(this.skipOffset);
         visitor.tooLong(++this.lineNumber, this.skipping + (end - start), this.skipOffset);
       } else if (end > start) this.emit(visitor, start, end);
       await this.close();
@@ -189,13 +221,13 @@ export class LineReader {
   private emit(visitor: LineVisitor, start: number, newline: number): void {
     const line = ++this.lineNumber;
     if (this.skipping > 0) {
-      if ((line - 1) % CHECKPOINT_LINES === 0) this.checkpoints.push(this.skipOffset);
+      if (isCheckpointLine(line)) this.checkpoints.push(this.skipOffset);
       visitor.tooLong(line, this.skipping + (newline - start), this.skipOffset);
       this.skipping = 0;
       return;
     }
     const offset = this.base + start;
-    if ((line - 1) % CHECKPOINT_LINES === 0) this.checkpoints.push(offset);
+    if (isCheckpointLine(line)) this.checkpoints.push(offset);
     const end = newline > start && this.buffer[newline - 1] === CR ? newline - 1 : newline;
     if (end - start > MAX_LINE_BYTES) visitor.tooLong(line, newline - start, offset);
     else visitor.line(this.buffer, start, end, line, offset);

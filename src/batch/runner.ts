@@ -5,8 +5,8 @@
  * Rules:
  * - The check pass (`checkInput`) reads the whole input once, streamed, before anything runs,
  *   and keeps only the ids (./staged-ids.ts): every line's id is read and repeated ids are found,
- *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes
- *   are also parsed and prepared whole (a bad line, a template placeholder without a value; their
+ *   and the items this batch will run are counted. The lines of the first `fullCheckBytes` bytes,
+ *   at most `fullCheckLines` of them, are also parsed and prepared whole (a bad line, a template placeholder without a value; their
  *   repeats found at once, ./id-index.ts); past them only the id is read, from the line's bytes
  *   (./line-id.ts), and staged, so a big input starts at once. Without a ledger, a big input's
  *   bytes past `fullCheckBytes` are shared with a worker thread (./range-scan.ts, ./id-scan.ts:
@@ -30,8 +30,9 @@
 import { InputLineError, parseItem } from "./input.js";
 import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
-import { fastLineId, IdSpanReader, lineId } from "./line-id.js";
-import { LineReader, lineInSegments, textLines, type LineSegment } from "./lines.js";
+import { fastLineId, IdSpanReader, lineId, spanIdAt } from "./line-id.js";
+import { LineReader, lineInSegments, textLines, type LineSegment, type LineVisitor } from "./lines.js";
+import { createBulkScanner, type BulkSink } from "./bulk-scan.js";
 import { MAX_REPORTED, stageIdOnly, type IdScanResult } from "./id-scan.js";
 import { ID_RANGE_BYTES, idRanges, startRangeScan, type RangeScan } from "./range-scan.js";
 import { shardOf, type Shard } from "./shard.js";
@@ -42,6 +43,12 @@ import { statSync } from "node:fs";
 
 /** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
 export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
+/**
+ * ... and at most this many lines: parsing and preparing a line whole costs about the same
+ * whatever its length (~2.5 µs for a 100-byte line on the 2-core machine, docs/performance.md),
+ * so the bytes alone would give an input of short lines a check several times longer.
+ */
+export const FULL_CHECK_LINES = 100_000;
 
 /** Where the items come from, and which of them this batch runs. */
 export interface BatchSource {
@@ -52,8 +59,10 @@ export interface BatchSource {
   done: ReadonlyMap<string, unknown>;
   /** Checks an item beyond its line (the template, its messages); throws an Error whose message says what is wrong. */
   prepare(item: BatchItem): void;
-  /** The check pass parses the lines of this many first bytes whole (default FULL_CHECK_BYTES; Infinity: every line). */
+  /** The check pass parses the lines of this many first bytes whole (default FULL_CHECK_BYTES; Infinity: every line)... */
   fullCheckBytes?: number;
+  /** ... and of at most this many first lines (default FULL_CHECK_LINES; Infinity: no limit). */
+  fullCheckLines?: number;
   /** The least bytes of a range scanned beside this thread (default ID_RANGE_BYTES). */
   idRangeBytes?: number;
   /** Ranges started before the source was ready (`startIdRangeScans`, so that the worker's start and scan overlap the spec's loading); used when they still fit the input. */
@@ -70,7 +79,7 @@ export interface CheckReport {
   /** The bad lines (at most MAX_REPORTED messages) and how many there were. */
   problems: string[];
   problemCount: number;
-  /** The first line of which only the id was checked (past `fullCheckBytes`); absent when every line was checked whole. */
+  /** The first line of which only the id was checked (past `fullCheckBytes` or `fullCheckLines`); absent when every line was checked whole. */
   idsOnlyFrom?: number;
   /** The ids the check counted, each with its line: the run pass holds every line to them. */
   index: IdOwners;
@@ -179,15 +188,16 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
   if (!fits) for (const scan of early) scan.cancel();
   const scans: RangeScan[] = fits ? early : ranges.map((range) => startRangeScan({ file: source.file, range, partitions, ...(source.shard ? { shard: source.shard } : {}) }));
   try {
-    return await checkWithRanges(source, size, fullBytes, partitions, scans, signal);
+    return await checkWithRanges(source, size, fullBytes, source.fullCheckLines ?? FULL_CHECK_LINES, partitions, scans, signal);
   } finally {
     for (const scan of scans) scan.cancel();
   }
 }
 
-async function checkWithRanges(source: BatchSource, size: number, fullBytes: number, partitions: number, scans: RangeScan[], signal?: AbortSignal): Promise<CheckReport> {
+async function checkWithRanges(source: BatchSource, size: number, fullBytes: number, fullLines: number, partitions: number, scans: RangeScan[], signal?: AbortSignal): Promise<CheckReport> {
   const mainEnd = scans[0]?.range.start ?? size;
-  const reader = await LineReader.open(source.file, { start: 0, end: mainEnd });
+  const bulk = createBulkScanner();
+  const reader = await LineReader.open(source.file, { start: 0, end: mainEnd }, bulk ? { buffers: bulk.readBuffers } : {});
   const segments: LineSegment[] = [{ firstLine: 1, checkpoints: reader.checkpoints }];
   const idAt = idReader(source.file, segments);
   /** Every id, staged (the run pass's `owner`); the lines parsed whole also go to `early` at once, which finds their repeats in line order. */
@@ -213,9 +223,9 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
   };
   const spans = new IdSpanReader();
   const hashed = new Int32Array(2);
-  const visitor = {
+  const visitor: LineVisitor = {
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
-      if (offset + (end - start) > fullBytes) {
+      if (offset + (end - start) > fullBytes || line > fullLines) {
         report.idsOnlyFrom ??= line;
         let id: string | null;
         try {
@@ -261,13 +271,37 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
       }
     },
   };
+  if (bulk) {
+    // Chunks wholly past `fullBytes` or `fullLines`: the lines whose id the module reads (./bulk-scan.ts) are staged as stageIdOnly stages them.
+    const sink: BulkSink = {
+      span(buffer, line, a, b, start) {
+        index.stage(a, b, line);
+        if (!needsIds) {
+          report.lines++;
+          report.total++;
+        } else count(spanIdAt(buffer, start));
+      },
+      other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
+    };
+    visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) => {
+      if (base + start <= fullBytes && firstLine <= fullLines) return undefined;
+      report.idsOnlyFrom ??= firstLine;
+      return bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
+    };
+  }
   try {
     // The first chunk tells the average line length: the queues are sized for the whole file at once.
-    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) index.expect(Math.ceil((mainEnd / reader.bytesRead) * reader.lines));
+    if (!signal?.aborted && (await reader.next(visitor)) && reader.lines > 0) {
+      const linesPerByte = reader.lines / reader.bytesRead;
+      index.expect(Math.ceil(mainEnd * linesPerByte));
+      early.expect(Math.min(fullLines, Math.ceil(Math.min(fullBytes, mainEnd) * linesPerByte)));
+    }
     while (!signal?.aborted && (await reader.next(visitor)));
   } finally {
     await reader.close();
   }
+  // This thread's queues are sorted while the worker may still scan (only a part staged to below is sorted again).
+  if (scans.length > 0 && !signal?.aborted) index.sortParts();
   // The ranges scanned beside this thread, in line order: their lines follow this thread's.
   let offset = reader.lines;
   for (const scan of scans) {

@@ -37,7 +37,7 @@ function batchOptions<T>(y: Argv<T>) {
     .option("shard", { type: "string", describe: "Run one shard: I/N (1-based), or auto (JOB_COMPLETION_INDEX or YIEM_SHARD_INDEX, 0-based, with YIEM_SHARD_COUNT)" })
     .option("skip-bad-lines", { type: "boolean", describe: "Record bad input lines as error results (id line:N) and run the rest, instead of exit 2" })
     .option("check", { type: "boolean", describe: "--no-check: start at once, without the pass that checks every line first (bad lines become error results)" })
-    .option("full-check", { type: "boolean", describe: "Check every line whole before anything runs (by default, past the first 32 MiB only ids are checked first)" })
+    .option("full-check", { type: "boolean", describe: "Check every line whole before anything runs (by default, past the first 32 MiB or 100,000 lines only ids are checked first)" })
     .option("prompt-template", { type: "string", describe: "The prompt of each item, TEXT or @FILE, with {{name}} filled from its vars ({{prompt}}, {{id}})" })
     .option("events", { type: "string", choices: ["ndjson", "pretty", "github", "none"], describe: "stderr: ndjson (given: with every item's events), pretty (a progress bar), github (GitHub Actions workflow commands), none (default: pretty on a terminal, else ndjson batch events)" }), BATCH_FLAG_TEXTS)
     .option("strict", { type: "boolean", describe: "Exit 2 before anything runs when a tool or hook cannot load or start, or a tool glob matches nothing" });

@@ -149,6 +149,35 @@ describe("the check pass past its full part, and the run pass after it", () => {
     expect(await collect(source(path), idsOnly.index)).toEqual(["a", 'line:2: unknown key "promt" (an item has id, prompt, stdin, attachments, vars)', 'line:3: the id "a" is used by an earlier line too: ids must be unique', "4"]);
   });
 
+  it("reads only ids past fullCheckLines too (the lines are counted, blank ones included)", async () => {
+    const path = await file(['{"id":"a","prompt":"p"}', "", '{"id":"b","promt":"typo"}', '{"id":"c","promt":"typo"}', '{"id":"a"}'].join("\n"));
+    const report = await checkInput(source(path, { fullCheckLines: 3 }));
+    expect(report).toMatchObject({ total: 4, problemCount: 2, idsOnlyFrom: 4 });
+    expect(report.problems).toEqual(['line 3 (id "b"): unknown key "promt" (an item has id, prompt, stdin, attachments, vars)', 'line 5: the id "a" is used by an earlier line too: ids must be unique']);
+  });
+
+  it("gives the same report and owners whether the ids-only lines are read a chunk at a time (WebAssembly) or line by line", async () => {
+    const lines = Array.from({ length: 30_000 }, (_, i) => {
+      if (i % 97 === 5) return `plain prompt ${i}`;
+      if (i % 89 === 7) return `{"custom_id":"c${i}","method":"POST","url":"/v1/chat/completions","body":{"messages":[]}}`;
+      if (i % 1009 === 11) return `{"id":"k${i - 1000}","prompt":"a repeat"}`;
+      if (i % 2003 === 13) return "{not json";
+      if (i % 3001 === 17) return `{"id":"esc\\u0041${i}","prompt":"p"}`;
+      return `{"id":"k${i}","prompt":"${"p".repeat(i % 50)}"}${i % 3 === 0 ? "\r" : ""}`;
+    });
+    const path = await file(lines.join("\n"));
+    // fullCheckBytes 0 alone: the first chunk is read line by line (it starts at byte 0); fullCheckLines 0 too: in one go.
+    const byLine = await checkInput(source(path, { fullCheckBytes: 0 }));
+    const byChunk = await checkInput(source(path, { fullCheckBytes: 0, fullCheckLines: 0 }));
+    const { index: lineIndex, ...lineReport } = byLine;
+    const { index: chunkIndex, ...chunkReport } = byChunk;
+    expect(chunkReport).toEqual(lineReport);
+    expect(lineReport.problemCount).toBeGreaterThan(20);
+    for (const [id, line] of [["k0", 1], ["k29999", 30_000], ["c7", 8], ["k1000", 1001], ["6", 6], ["nope", -1]] as const) {
+      expect(chunkIndex.owner(id, line)).toBe(lineIndex.owner(id, line));
+    }
+  });
+
   it("refuses, as a bad line, a line whose id is not the one the check counted for it", async () => {
     const path = await file('{"id":"a"}\n{"id":"b"}\n{"id":"c"}\n');
     const report = await checkInput(source(path, { fullCheckBytes: 0 }));

@@ -4,7 +4,8 @@
  * repeated id there is still exit 2 before anything runs, while a line that is bad for another
  * reason becomes its item's error result (with a note saying so); `--full-check` checks every
  * line whole first. The first lines are big plain-text prompts (9 MB each, ids 1…4) and already
- * done (--resume), so the test runs only the lines past the full part.
+ * done (--resume), so the test runs only the lines past the full part. The full part also ends
+ * after FULL_CHECK_LINES lines (short ones, the same way).
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { startChatServer } from "../support/chat-server.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
 import type { CliResult } from "../support/cli.js";
 import { assertBatchStream, useBatchProject, itemReply, readResults } from "../support/batch.js";
-import { FULL_CHECK_BYTES } from "../../src/batch/runner.js";
+import { FULL_CHECK_BYTES, FULL_CHECK_LINES } from "../../src/batch/runner.js";
 import { shardOf } from "../../src/batch/shard.js";
 
 const PAD_LINES = 4;
@@ -71,6 +72,28 @@ describe("yiem batch on an input over the check pass's full part", () => {
     const full = await batch([second.input, "-o", second.results, "--events", "none", "--full-check"]);
     expect(full.code, full.stderr).toBe(2);
     expect(full.stderr).toContain(`line ${PAD_LINES + 1} (id "a"): unknown key "promt"`);
+    expect(fixture.server.received.length).toBe(received);
+  }, CASE_TIMEOUT_MS);
+
+  it("ends the full part after FULL_CHECK_LINES short lines too; --full-check checks past them", async () => {
+    fixture.server = await startChatServer((request) => itemReply(request));
+    const done = Array.from({ length: FULL_CHECK_LINES }, () => "p");
+    const input = join(fixture.dir, `lines-${++n}.jsonl`);
+    await writeFile(input, `${[...done, JSON.stringify({ id: "a", prompt: "x", promt: "typo" }), JSON.stringify({ id: "b", prompt: "fine" })].join("\n")}\n`);
+    const ledger = done.map((_, i) => JSON.stringify({ id: String(i + 1), runId: "r", status: "ok", stopReason: "completed", text: "", usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, durationMs: 0 })).join("\n");
+    const results = join(fixture.dir, `lines-${n}.results.jsonl`);
+    await writeFile(results, `${ledger}\n`);
+    const r = await batch([input, "-o", results, "--events", "pretty"]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`lines from ${FULL_CHECK_LINES + 1} on were checked for their ids only (the input is over 32 MiB or 100,000 lines)`);
+    const after = (await readResults(results)).slice(FULL_CHECK_LINES).map((x) => [x.id, x.status]);
+    expect(after).toEqual(expect.arrayContaining([[`line:${FULL_CHECK_LINES + 1}`, "error"], ["b", "ok"]]));
+
+    await writeFile(results, `${ledger}\n`);
+    const received = fixture.server.received.length;
+    const full = await batch([input, "-o", results, "--events", "none", "--full-check"]);
+    expect(full.code, full.stderr).toBe(2);
+    expect(full.stderr).toContain(`line ${FULL_CHECK_LINES + 1} (id "a"): unknown key "promt"`);
     expect(fixture.server.received.length).toBe(received);
   }, CASE_TIMEOUT_MS);
 

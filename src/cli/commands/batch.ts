@@ -162,7 +162,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     ...(flags.shard ? { shard: flags.shard } : {}),
     done: ledger.done,
     prepare: (item) => void itemMessages(item, shared0),
-    ...(flags.fullCheck ? { fullCheckBytes: Infinity } : {}),
+    ...(flags.fullCheck ? { fullCheckBytes: Infinity, fullCheckLines: Infinity } : {}),
     rangeScans,
   };
   const report = flags.check ? await checkInput(source, stopStarting.signal) : undefined;
@@ -170,7 +170,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     const more = report.problemCount > report.problems.length ? `\n  … and ${report.problemCount - report.problems.length} more` : "";
     throw new UsageError(`${inputName}: ${report.problemCount} bad line${report.problemCount === 1 ? "" : "s"}, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n${report.problems.map((p) => `  ${p}`).join("\n")}${more}`);
   }
-  if (report?.idsOnlyFrom !== undefined) sink.note(`${inputName}: lines from ${report.idsOnlyFrom} on were checked for their ids only (the input is over 32 MiB); a bad line among them becomes its item's error result (--full-check checks every line first)`);
+  if (report?.idsOnlyFrom !== undefined) sink.note(`${inputName}: lines from ${report.idsOnlyFrom} on were checked for their ids only (the input is over 32 MiB or 100,000 lines); a bad line among them becomes its item's error result (--full-check checks every line first)`);
 
   guardChannels({
     onOutput: ({ stream, text }) => sink.batch({ type: "warning", message: redact(`tool or hook code wrote to ${stream}: ${text}`) }),
