@@ -5,7 +5,7 @@
  *
  * Rules:
  * - the generated files are committed: `npm run build` needs no WebAssembly tool, and
- *   test/batch/id-scan-wasm.test.ts compiles every `.wat` again and fails when its generated file
+ *   test/batch/bulk-scan.test.ts compiles every `.wat` again and fails when its generated file
  *   differs (a `.wat` edited without running `node scripts/wasm.mjs`);
  * - wabt (an exact-pinned devDependency) compiles with the SIMD feature on; no other feature.
  */

@@ -138,7 +138,11 @@ export class IdIndex implements IdOwners {
   expect(ids: number): void {
     let capacity = this.capacity;
     while (capacity * MAX_LOAD < ids) capacity *= 2;
-    if (capacity > this.capacity) this.resize(capacity);
+    try {
+      if (capacity > this.capacity) this.resize(capacity);
+    } catch {
+      // more than one buffer may hold (a huge estimate): the table grows as ids come instead
+    }
   }
 
   private grow(): void {

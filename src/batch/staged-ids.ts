@@ -1,6 +1,6 @@
 /**
  * The ids of a whole batch input as the check pass keeps them (docs/batch.md, "Bad lines, and the
- * check pass"): 8 bytes an id, written in order and sorted once, instead of a hash table that a
+ * check pass"): 8 bytes an id, written in order and sorted at the end, instead of a hash table that a
  * big input misses in the cache and the TLB on every line (and whose fresh pages cost more to
  * fault in, on this machine, than the whole scan).
  *
@@ -27,6 +27,7 @@
  *   that is reserved but not written costs nothing.
  */
 import { hashId, type IdHash, type IdOwners } from "./id-index.js";
+import { sortPairsByHalf } from "./pair-sort.js";
 
 const MAX_PARTITION_BITS = 8;
 /** Input bytes a part is for: few parts, so that staging writes go to few places (a write to one of ~1,000 parts missed the TLB about every time: staging 10 million ids took 2.0 s with 1,024 parts); sorting smaller parts is a little faster. */
@@ -35,44 +36,6 @@ const FIRST_QUEUE = 64;
 
 /** Parts of fewer pairs are sorted by the engine's sort; longer ones by `sortPairsByHalf` (~3 times faster for a million pairs). */
 const RADIX_LEAST = 256;
-
-/**
- * Sorts the pairs [line, half] of `words` by half, keeping the order of pairs of one half (staged
- * in line order, so they stay so: the same order as sorting the 64-bit values): a radix sort, four
- * passes of 8 bits through `scratch` (at least as long as `words`), ending in `words`.
- */
-export function sortPairsByHalf(words: Uint32Array, scratch: Uint32Array): void {
-  const counts = new Uint32Array(4 * 256);
-  const length = words.length;
-  for (let i = 1; i < length; i += 2) {
-    const half = words[i]!;
-    counts[half & 0xff]!++;
-    counts[256 + ((half >>> 8) & 0xff)]!++;
-    counts[512 + ((half >>> 16) & 0xff)]!++;
-    counts[768 + (half >>> 24)]!++;
-  }
-  let from = words;
-  let to = scratch;
-  for (let pass = 0; pass < 4; pass++) {
-    const base = pass * 256;
-    let sum = 0;
-    for (let digit = 0; digit < 256; digit++) {
-      const count = counts[base + digit]!;
-      counts[base + digit] = sum;
-      sum += count;
-    }
-    const shift = pass * 8;
-    for (let i = 0; i < length; i += 2) {
-      const half = from[i + 1]!;
-      const at = counts[base + ((half >>> shift) & 0xff)]!++ * 2;
-      to[at] = from[i]!;
-      to[at + 1] = half;
-    }
-    const swap = from;
-    from = to;
-    to = swap;
-  }
-}
 
 /** How many parts suit an input of `bytes` bytes: about one per PART_BYTES, a power of two (at most 256). */
 export function partitionsFor(bytes: number): number {
@@ -112,6 +75,8 @@ export class StagedIds implements IdOwners {
   /** The marks of the absorbed ranges, kept as they came (not copied), in line order: those of lines past `absorbedFrom`. */
   private readonly absorbedMarks: Array<{ offset: number; marks: Uint16Array }> = [];
   private absorbedFrom = Infinity;
+  /** `owner`'s lines of the id's kept hash (reused). */
+  private readonly candidates: number[] = [];
   private lastRead = 0;
   private lastId: string | undefined;
 
@@ -214,6 +179,8 @@ export class StagedIds implements IdOwners {
   /** The sorted pairs and the marks of the `lines` lines staged here, to be absorbed by the StagedIds of the whole input. */
   exportSorted(lines: number): StagedRange {
     this.sortParts();
+    // Marks for every line, also the unstaged ones past the last staged (plain lines, which the caller may stage after `absorb`).
+    if (this.marks.length < lines + 1) this.growMarks(lines + 1);
     return { parts: this.parts.map((part) => part.words.subarray(0, part.used)), marks: this.marks.subarray(0, lines + 1) };
   }
 
@@ -312,13 +279,18 @@ export class StagedIds implements IdOwners {
     }
   }
 
-  /** The line that owns `id`, or -1 (see module rules). `expected` is the caller's own line. */
+  /**
+   * The line that owns `id`, or -1 (see module rules). `expected` is the caller's own line. The
+   * lowest line with the id owns it, whichever queue holds it (lines of an absorbed range may be
+   * staged in this thread's queue after it: a range's plain lines).
+   */
   owner(id: string, expected: number): number {
     this.hash(id, this.hashed);
     const half = this.hashed[1]! >>> 0;
     const mark = this.hashed[0]! & 0xffff;
-    const sources = this.sourcesOf(this.partOf(this.hashed[0]!));
-    for (const { words, offset } of sources) {
+    const candidates = this.candidates;
+    candidates.length = 0;
+    for (const { words, offset } of this.sourcesOf(this.partOf(this.hashed[0]!))) {
       let low = 0;
       let high = words.length / 2;
       while (low < high) {
@@ -328,9 +300,13 @@ export class StagedIds implements IdOwners {
       }
       for (let at = low * 2; at < words.length && words[at + 1] === half; at += 2) {
         const line = words[at]! + offset;
-        if (line === expected) return expected;
-        if (this.markOf(line) === mark && this.read(line) === id) return line;
+        if (this.markOf(line) === mark) candidates.push(line);
       }
+    }
+    candidates.sort((a, b) => a - b);
+    for (const line of candidates) {
+      if (line === expected) return expected;
+      if (this.read(line) === id) return line;
     }
     return -1;
   }

@@ -15,7 +15,7 @@ import { createBulkScanner, type BulkSink } from "../../src/batch/bulk-scan.js";
 import { hashIdBytes } from "../../src/batch/id-index.js";
 import { IdSpanReader, SPAN, spanIdAt } from "../../src/batch/line-id.js";
 import { LineReader, READ_BUFFER_BYTES, type LineVisitor } from "../../src/batch/lines.js";
-import { sortPairsByHalf } from "../../src/batch/staged-ids.js";
+import { sortPairsByHalf } from "../../src/batch/pair-sort.js";
 // @ts-expect-error: a build script (plain JavaScript, no types)
 import { generatedModule, generatedPath, watFiles } from "../../scripts/wasm.mjs";
 

@@ -92,4 +92,27 @@ describe("the check pass split into ranges", () => {
     const one = await file("x".repeat(5000));
     expect((await check(one, 1000)).rest).toMatchObject({ total: 1, lines: 1, problemCount: 0 });
   });
+  it("stages the plain lines a range ends with past its last staged line (their marks too): no line is missing", async () => {
+    const head = lines(10);
+    const long = Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `long-${i}`, prompt: "x".repeat(200_000) }));
+    const plain = Array.from({ length: 20_000 }, (_, i) => `plain prompt ${i}`);
+    const path = await file(`${[...head, ...long, ...plain].join("\n")}\n`);
+    const split = await check(path, 1 << 20);
+    expect(split.rest).toMatchObject({ total: 20_050, lines: 20_050, problemCount: 0 });
+    expect(split.rest).toEqual((await check(path, Infinity)).rest);
+    expect(split.index.owner("20050", 20_050)).toBe(20_050);
+    expect(split.index.owner("long-39", 50)).toBe(50);
+  });
+
+  it("gives the id a range's line names to that line, when a later plain line of the range repeats it", async () => {
+    const input = lines(400);
+    input[299] = JSON.stringify({ id: "350", prompt: "p" }); // line 300 names the id "350"
+    input[349] = "hello"; // line 350 is plain: its id is its number, "350"
+    const path = await file(`${input.join("\n")}\n`);
+    const split = await check(path, 1000);
+    expect(split.rest.problems).toEqual(['line 350: the id "350" is used by an earlier line too: ids must be unique']);
+    expect(split.index.owner("350", 300)).toBe(300);
+    expect(split.index.owner("350", 350)).toBe(300);
+    expect((await check(path, Infinity)).index.owner("350", 300)).toBe(300);
+  });
 });
