@@ -43,7 +43,8 @@ interface WasmApi {
   Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
   Instance: new (module: WasmModule, imports: { env: { memory: WasmMemory } }) => { exports: unknown };
 }
-const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+/** The WebAssembly API of this thread, looked up when a scanner is made (absent where it is not built in). */
+const wasmApi = (): WasmApi | undefined => (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 
 /** Bytes the module may read past the end of a range it scans (./wasm/id-scan.wat). */
 const SLACK_BYTES = 16;
@@ -51,15 +52,16 @@ const SLACK_BYTES = 16;
 const RECORDS = 16 * 1024;
 const WASM_PAGE = 64 * 1024;
 
-let compiled: WasmModule | null | undefined;
+let compiled: WasmModule | undefined;
+let compileFailed = false;
 
-/** The module, compiled on first use (null when it cannot be). */
-function idScanModule(): WasmModule | null {
-  if (compiled === undefined) {
+/** The module, compiled on first use; undefined when this engine cannot compile it (no SIMD). */
+function idScanModule(api: WasmApi): WasmModule | undefined {
+  if (!compiled && !compileFailed) {
     try {
-      compiled = wasm ? new wasm.Module(Buffer.from(WASM_BASE64, "base64")) : null;
+      compiled = new api.Module(Buffer.from(WASM_BASE64, "base64"));
     } catch {
-      compiled = null;
+      compileFailed = true;
     }
   }
   return compiled;
@@ -121,10 +123,11 @@ export class BulkScanner {
 
 /** A scanner with memory of its own, or undefined where the module cannot run (module rules). */
 export function createBulkScanner(): BulkScanner | undefined {
-  const module = idScanModule();
-  if (!module || !wasm) return undefined;
+  const api = wasmApi();
+  const module = api && idScanModule(api);
+  if (!api || !module) return undefined;
   try {
-    return new BulkScanner(wasm, module);
+    return new BulkScanner(api, module);
   } catch {
     return undefined;
   }
