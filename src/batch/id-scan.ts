@@ -1,5 +1,5 @@
 /**
- * The id-only part of the check pass (./runner.ts checkInput) for one byte range of the input, so
+ * The id-only part of the check pass (./check-pass.ts checkInput) for one byte range of the input, so
  * that the ranges past the lines parsed whole can be scanned on the machine's other cores
  * (./scan-worker.ts), or in this thread when no worker can be started.
  *

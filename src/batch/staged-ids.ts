@@ -160,7 +160,7 @@ export class StagedIds implements IdOwners {
 
   /**
    * Sorts every part staged here that is not sorted yet (equal halves then sit together, the
-   * lowest line first). Early, while a worker scans (./runner.ts), and again by `resolve` only for
+   * lowest line first). Early, while a worker scans (./check-pass.ts), and again by `resolve` only for
    * a part staged to since.
    */
   sortParts(): void {
@@ -327,7 +327,7 @@ export class StagedIds implements IdOwners {
    * their ids; each id's first line owns it, the others with that id are repeats.
    */
   private resolveRun(run: number[], repeated: (line: number, id: string, owner: number) => void): void {
-    // Lines staged by number after a range was absorbed (./runner.ts) sit in this thread's queue: line order first.
+    // Lines staged by number after a range was absorbed (./check-pass.ts) sit in this thread's queue: line order first.
     run.sort((a, b) => a - b);
     const groups = new Map<number, { first: number; owners?: Map<string, number> }>();
     for (const line of run) {

@@ -16,7 +16,7 @@ afterAll(async () => {
 
 /** The reports (without their index) and some owners of `path` under each cap, with the modules as loaded now. */
 async function checkAll(path: string): Promise<unknown[]> {
-  const { checkInput } = await import("../../src/batch/runner.js");
+  const { checkInput } = await import("../../src/batch/check-pass.js");
   const out: unknown[] = [];
   for (const fullCheckLines of [100_000, 1, 0, 200_000]) {
     const { index, ...report } = await checkInput({ file: path, done: new Map(), prepare() {}, fullCheckLines });

@@ -1,5 +1,5 @@
 /**
- * The check pass at scale (src/batch/lines.ts, id-index.ts, runner.ts): lines read as byte spans
+ * The check pass at scale (src/batch/lines.ts, id-index.ts, check-pass.ts, runner.ts): lines read as byte spans
  * (BOM, CRLF, a line over the cap skipped, any line read again from a checkpoint), ids kept as
  * hashes and compared exactly when two hashes meet, the check's part read for ids only, and the
  * run pass refusing a line whose id is not the one the check counted.
@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINT_LINES, LineReader, lineAt, MAX_LINE_BYTES } from "../../src/batch/lines.js";
 import { hashId, IdIndex, type IdHash, type IdOwners } from "../../src/batch/id-index.js";
 import { partitionsFor, StagedIds } from "../../src/batch/staged-ids.js";
-import { checkInput, entries, type BatchSource } from "../../src/batch/runner.js";
+import { entries, type BatchSource } from "../../src/batch/runner.js";
+import { checkInput } from "../../src/batch/check-pass.js";
 
 let dir: string;
 beforeAll(async () => {

@@ -8,7 +8,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkInput, type BatchSource } from "../../src/batch/runner.js";
+import { type BatchSource } from "../../src/batch/runner.js";
+import { checkInput } from "../../src/batch/check-pass.js";
 
 let dir: string;
 beforeAll(async () => {

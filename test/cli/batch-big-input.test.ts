@@ -1,5 +1,5 @@
 /**
- * `yiem batch` on an input over the check pass's full part (32 MiB, src/batch/runner.ts
+ * `yiem batch` on an input over the check pass's full part (32 MiB, src/batch/check-pass.ts
  * FULL_CHECK_BYTES), through the CLI (in-process): past it the check reads ids only, so a
  * repeated id there is still exit 2 before anything runs, while a line that is bad for another
  * reason becomes its item's error result (with a note saying so); `--full-check` checks every
@@ -14,7 +14,7 @@ import { startChatServer } from "../support/chat-server.js";
 import { runCliInProcess } from "../support/cli-in-process.js";
 import type { CliResult } from "../support/cli.js";
 import { assertBatchStream, useBatchProject, itemReply, readResults } from "../support/batch.js";
-import { FULL_CHECK_BYTES, FULL_CHECK_LINES } from "../../src/batch/runner.js";
+import { FULL_CHECK_BYTES, FULL_CHECK_LINES } from "../../src/batch/check-pass.js";
 import { shardOf } from "../../src/batch/shard.js";
 
 const PAD_LINES = 4;

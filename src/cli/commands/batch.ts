@@ -6,7 +6,7 @@
  * Rules:
  * - Before anything runs: the flags, the spec, the results file (../../batch/ledger.ts), the
  *   tools and hooks (loaded once for all items), then the check pass over the whole input
- *   (../../batch/runner.ts); any problem there is exit 2, reported together.
+ *   (../../batch/check-pass.ts); any problem there is exit 2, reported together.
  * - stdin as INPUT (`-`) is first copied to a private temporary file (streamed), so it can be
  *   checked and then run like a file; the copy is removed at the end.
  * - Every model request of every item passes one limiter (../../batch/limiter.ts).
@@ -36,7 +36,8 @@ import { fileKind } from "../../regular-file.js";
 import { zeroUsage } from "../../tools/usage.js";
 import { openLedger, openResultsWriter } from "../../batch/ledger.js";
 import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
-import { checkInput, startIdRangeScans, emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
+import { emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
+import { checkInput, startIdRangeScans } from "../../batch/check-pass.js";
 import { parseShard, type Shard } from "../../batch/shard.js";
 import { progressOf, round6 } from "../../batch/events.js";
 import type { BatchEndBody } from "../../loop/batch-event-bodies.js";
