@@ -149,10 +149,12 @@ export class IdIndex implements IdOwners {
     this.resize(this.capacity * 2);
   }
 
+  /** Moves every slot to a table of `capacity` slots; the table is allocated first, so a failed allocation leaves this one as it was. */
   private resize(capacity: number): void {
     const old = this.slots;
+    const slots = new Int32Array(capacity * SLOT);
     this.capacity = capacity;
-    this.slots = new Int32Array(this.capacity * SLOT);
+    this.slots = slots;
     for (let at = 0; at < old.length; at += SLOT) {
       if (old[at + 2] === 0) continue;
       const to = this.find(old[at]!, old[at + 1]!);
