@@ -105,15 +105,12 @@ export class BulkScanner {
       at = this.scan(at, end, line, this.recordsAt, this.recordsAt + RECORDS * 16);
       const count = this.written.value;
       for (let i = 0, last = count * 4; i < last; i += 4) {
-        const numbered = records[i]!;
+        const signed = records[i]!;
+        const lineNumber = signed > 0 ? signed : -signed;
         const lineStart = records[i + 3]! - shift;
-        if (numbered > 0) {
-          if (isCheckpointLine(numbered)) checkpoints.push(base + lineStart);
-          sink.span(buffer, numbered, records[i + 1]!, records[i + 2]!, lineStart);
-        } else {
-          if (isCheckpointLine(-numbered)) checkpoints.push(base + lineStart);
-          sink.other(buffer, -numbered, lineStart, records[i + 2]! - shift, base + lineStart);
-        }
+        if (isCheckpointLine(lineNumber)) checkpoints.push(base + lineStart);
+        if (signed > 0) sink.span(buffer, lineNumber, records[i + 1]!, records[i + 2]!, lineStart);
+        else sink.other(buffer, lineNumber, lineStart, records[i + 2]! - shift, base + lineStart);
       }
       line += count;
     }

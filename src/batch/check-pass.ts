@@ -112,6 +112,13 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
     if (problems.length < MAX_REPORTED) problems.push({ line: error.line, message: error.message });
     count(key);
   };
+  /** A good line read for its id only (the id as a string only when `needsIds`, "" otherwise). */
+  const countedIdOnly = (id: string) => {
+    if (!needsIds) {
+      report.lines++;
+      report.total++;
+    } else count(id);
+  };
   const spans = new IdSpanReader();
   const hashed = new Int32Array(2);
   const visitor: LineVisitor = {
@@ -125,11 +132,7 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
           bad(error, `line:${line}`);
           return;
         }
-        if (id === null) return;
-        if (!needsIds) {
-          report.lines++;
-          report.total++;
-        } else count(id);
+        if (id !== null) countedIdOnly(id);
         return;
       }
       let item: BatchItem | null;
@@ -167,10 +170,7 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
     const sink: BulkSink = {
       span(buffer, line, a, b, start) {
         index.stage(a, b, line);
-        if (!needsIds) {
-          report.lines++;
-          report.total++;
-        } else count(spanIdAt(buffer, start));
+        countedIdOnly(needsIds ? spanIdAt(buffer, start) : "");
       },
       other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
     };

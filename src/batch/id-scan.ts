@@ -111,6 +111,11 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
     result.badLines.push(error.line);
     if (result.problems.length < MAX_REPORTED) result.problems.push({ line: error.line, reason: error.reason, ...(error.id !== undefined ? { id: error.id } : {}) });
   };
+  /** A good line read for its id (the id as a string only when sharded, "" otherwise). */
+  const counted = (id: string) => {
+    result.good++;
+    if (!sharded || shardOf(id, shard.count) === shard.index) result.total++;
+  };
   const visitor: LineVisitor = {
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
       let id: string | null;
@@ -120,9 +125,7 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
         bad(error);
         return;
       }
-      if (id === null) return;
-      result.good++;
-      if (!sharded || shardOf(id, shard.count) === shard.index) result.total++;
+      if (id !== null) counted(id);
     },
     tooLong(line: number, bytes: number) {
       try {
@@ -137,8 +140,7 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
     const sink: BulkSink = {
       span(buffer, line, a, b, start) {
         index.stage(a, b, line);
-        result.good++;
-        if (!sharded || shardOf(spanIdAt(buffer, start), shard.count) === shard.index) result.total++;
+        counted(sharded ? spanIdAt(buffer, start) : "");
       },
       other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
     };

@@ -6,10 +6,9 @@
  * and the radix sort of staged pairs is the engine's sort of their 64-bit values.
  */
 import fc from "fast-check";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createBulkScanner, type BulkSink } from "../../src/batch/bulk-scan.js";
 import { hashIdBytes } from "../../src/batch/id-index.js";
