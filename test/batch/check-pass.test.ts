@@ -130,6 +130,16 @@ describe("IdIndex", () => {
     expect(index.owner("id-49999", 49_999)).toBe(49_999);
     expect(index.owner("id-50001", 50_001)).toBe(-1);
   });
+
+  it("is sized at once by expect, and left as it was when that table cannot be allocated", () => {
+    const index = new IdIndex((line) => `id-${line}`);
+    for (let i = 1; i <= 100; i++) index.add(`id-${i}`, i);
+    index.expect(2 ** 40); // no such table: kept as it was
+    index.expect(200_000);
+    for (let i = 101; i <= 1_000; i++) expect(index.add(`id-${i}`, i)).toBe(true);
+    expect(index.add("id-7", 2_000)).toBe(false);
+    expect([index.size, index.owner("id-1", 1), index.owner("id-1000", 1_000), index.owner("id-1001", 1_001)]).toEqual([1_000, 1, 1_000, -1]);
+  });
 });
 
 describe("the check pass past its full part, and the run pass after it", () => {
