@@ -13,7 +13,10 @@
  *   loaded on first use through the same cached loader (`__yiemVendor`); they hold no yiem state.
  *   An `import()` of any other package fails the build. ajv and ajv-formats (loaded with
  *   `requireCjs`) are a vendor bundle too, taken synchronously (`__yiemVendorSync`); sucrase (a
- *   cold tool cache only) stays in node_modules;
+ *   cold tool cache only) stays in node_modules. The openai bundle is built with yiem's
+ *   `Headers` (src/provider/http/headers.ts, through esbuild's `inject`) in the place of the
+ *   global one, whose first use loads Node's whole fetch implementation (undici): the model
+ *   client's requests go through src/provider/http/node-fetch.ts instead;
  * - `start.cjs`: the loader (src/code-cache.ts) and the modules it needs (`SHARED`: the cache
  *   folder, the signed cache files, atomic writes, the package root, `importModule`), required by
  *   bin/yiem.js with Node's own loader. yiem.cjs requires those modules from it instead of
@@ -162,17 +165,32 @@ const builtinImports = {
   },
 };
 
-const vendor = await build({
-  ...COMMON,
-  entryPoints: Object.fromEntries(Object.keys(VENDOR).map((name) => [name, `yiem-vendor:${name}`])),
-  outdir: `${outdir}/vendor`,
-  banner: { js: `${META_URL} var __yiemBuiltin = (id) => new Promise((ok) => { const m = require(id); ok({ ...m, default: m }); });` },
-  plugins: [virtual("yiem-vendor", (name) => {
-    const pkgs = VENDOR[name];
-    if (REQUIRED_VENDOR.includes(name)) return `module.exports = { default: { ${pkgs.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(", ")} } };`;
-    return `${pkgs.map((p, i) => `import * as m${i} from ${JSON.stringify(p)};`).join("")}export default { ${pkgs.map((p, i) => `${JSON.stringify(p)}: m${i}`).join(", ")} };`;
-  }), builtinImports],
-});
+/**
+ * The vendor bundles `names`, built with `extra` options. The openai bundle is built apart, with
+ * `VENDOR_GLOBALS` in the place of the globals it names (src/provider/http/vendor-globals.ts: its
+ * `new Headers()` never loads Node's fetch); the other vendor bundles keep the real globals.
+ */
+const buildVendor = (names, extra = {}) =>
+  build({
+    ...COMMON,
+    ...extra,
+    entryPoints: Object.fromEntries(names.map((name) => [name, `yiem-vendor:${name}`])),
+    outdir: `${outdir}/vendor`,
+    banner: { js: `${META_URL} var __yiemBuiltin = (id) => new Promise((ok) => { const m = require(id); ok({ ...m, default: m }); });` },
+    plugins: [virtual("yiem-vendor", (name) => {
+      const pkgs = VENDOR[name];
+      if (REQUIRED_VENDOR.includes(name)) return `module.exports = { default: { ${pkgs.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(", ")} } };`;
+      return `${pkgs.map((p, i) => `import * as m${i} from ${JSON.stringify(p)};`).join("")}export default { ${pkgs.map((p, i) => `${JSON.stringify(p)}: m${i}`).join(", ")} };`;
+    }), builtinImports],
+  });
+/** The vendor bundles built with yiem's stand-ins for some globals, and the file that exports them. */
+const VENDOR_GLOBALS = { bundles: ["openai"], inject: "src/provider/http/vendor-globals.ts" };
+const vendorBuilds = await Promise.all([
+  buildVendor(Object.keys(VENDOR).filter((name) => !VENDOR_GLOBALS.bundles.includes(name))),
+  buildVendor(VENDOR_GLOBALS.bundles, { inject: [VENDOR_GLOBALS.inject] }),
+]);
+/** Both vendor builds as one result: their outputs. */
+const vendor = { metafile: { outputs: Object.assign({}, ...vendorBuilds.map((result) => result.metafile.outputs)) } };
 
 const main = await build({
   ...COMMON,

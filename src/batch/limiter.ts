@@ -13,6 +13,7 @@
  * - A request's abort signal ends its wait at once (the fetch rejects with the signal's reason).
  */
 import { retryAfterMs } from "../provider/retry.js";
+import { nodeFetch } from "../provider/http/node-fetch.js";
 
 export const MAX_PAUSE_MS = 60_000;
 export const DEFAULT_429_PAUSE_MS = 1_000;
@@ -60,7 +61,7 @@ export function createRequestLimiter(options: { rpm?: number; now?: () => number
 }
 
 /** `fetch` through `limiter`: each request waits its turn, each response is noticed. */
-export function limitedFetch(limiter: RequestLimiter, base: typeof globalThis.fetch = globalThis.fetch): typeof globalThis.fetch {
+export function limitedFetch(limiter: RequestLimiter, base: typeof globalThis.fetch = nodeFetch): typeof globalThis.fetch {
   return async (input, init) => {
     await limiter.acquire(init?.signal);
     const response = await base(input, init);

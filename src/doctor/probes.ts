@@ -12,6 +12,7 @@
  */
 import { describeErrorBody, jsonErrorText } from "../provider/server-errors.js";
 import { parseTextToolCalls } from "../provider/text-tool-calls.js";
+import { nodeFetch } from "../provider/http/node-fetch.js";
 
 export type ProbeName =
   | "plain" | "stream" | "streamOptions" | "toolCall" | "streamTools" | "parallelCalls"
@@ -85,7 +86,7 @@ async function send(target: ProbeTarget, body: Json): Promise<Answer> {
   let response: Response;
   let text: string;
   try {
-    response = await (target.fetch ?? globalThis.fetch)(`${target.baseURL.replace(/\/+$/, "")}/chat/completions`, {
+    response = await (target.fetch ?? nodeFetch)(`${target.baseURL.replace(/\/+$/, "")}/chat/completions`, {
       method: "POST",
       headers,
       body: JSON.stringify({ model: target.model, ...body }),

@@ -4,6 +4,7 @@
  * response headers and raw body when there were any.
  */
 import type OpenAI from "openai";
+import { isHeadersLike } from "./http/headers.js";
 import { StreamServerError } from "./openai-stream.js";
 import { isRetryableStatus } from "./retry.js";
 import { describeErrorBody, errorBodyOf, errorText, withHint } from "./server-errors.js";
@@ -37,7 +38,7 @@ function classify(error: unknown, timeoutMs: number, sdk: OpenAI): AttemptError 
   if (error instanceof Sdk.APIConnectionTimeoutError) return new AttemptError(`no response from the server for ${timeoutMs} ms`, null, true);
   if (error instanceof Sdk.APIError && typeof error.status === "number") {
     const status = error.status;
-    const headers = error.headers instanceof Headers ? error.headers : undefined;
+    const headers = isHeadersLike(error.headers) ? error.headers : undefined;
     const raw = headers ? errorBodyOf(headers) : undefined;
     const detail =
       raw !== undefined ? withHint(describeErrorBody(raw, headers?.get("content-type") ?? ""))

@@ -12,6 +12,7 @@
  * - a `fetch` that throws is reported with `error`, then the throw goes on.
  */
 import { cutText } from "../redact.js";
+import { FetchResponse, type BodySource } from "./http/response.js";
 
 /** Each body in a debug event is cut to this many characters. */
 export const DEBUG_BODY_MAX_CHARS = 4_000;
@@ -43,11 +44,11 @@ function bodyText(body: unknown): string {
   return `(${Object.prototype.toString.call(body).slice(8, -1)} body)`;
 }
 
-/** `inner` (default: global fetch), reporting every exchange to `report`; `retry()` tells the current retry number. */
-export function tracingFetch(inner: typeof globalThis.fetch | undefined, report: (exchange: HttpExchange) => void, retry: () => number): typeof globalThis.fetch {
+/** `inner`, reporting every exchange to `report`; `retry()` tells the current retry number. */
+export function tracingFetch(inner: typeof globalThis.fetch, report: (exchange: HttpExchange) => void, retry: () => number): typeof globalThis.fetch {
   return async (input, init) => {
     const started = performance.now();
-    const request = input instanceof Request ? input : undefined;
+    const request = typeof input === "string" || input instanceof URL ? undefined : input;
     const base = {
       method: (init?.method ?? request?.method ?? "GET").toUpperCase(),
       url: typeof input === "string" ? input : input instanceof URL ? input.href : input.url,
@@ -57,7 +58,7 @@ export function tracingFetch(inner: typeof globalThis.fetch | undefined, report:
     const elapsed = () => Math.round(performance.now() - started);
     let response: Response;
     try {
-      response = await (inner ?? globalThis.fetch)(input, init);
+      response = await inner(input, init);
     } catch (error) {
       report({ ...base, status: null, headersMs: elapsed(), durationMs: elapsed(), responseBody: "", error: (error as Error)?.message ?? String(error) });
       throw error;
@@ -83,27 +84,29 @@ export function tracingFetch(inner: typeof globalThis.fetch | undefined, report:
       return response;
     }
     const reader = response.body.getReader();
-    const observed = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            finish();
-            controller.close();
-            return;
+    const observed: BodySource = {
+      chunks: {
+        async next() {
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              finish();
+              return { done: true, value: undefined };
+            }
+            keep(decoder.decode(value, { stream: true }));
+            return { done: false, value };
+          } catch (error) {
+            finish((error as Error)?.message ?? String(error));
+            throw error;
           }
-          keep(decoder.decode(value, { stream: true }));
-          controller.enqueue(value);
-        } catch (error) {
-          finish((error as Error)?.message ?? String(error));
-          controller.error(error);
-        }
+        },
       },
-      async cancel(reason) {
+      cancel(reason) {
         finish("the body was not read to its end");
-        await reader.cancel(reason);
+        reader.cancel(reason).catch(() => {});
       },
-    });
-    return new Response(observed, { status: response.status, statusText: response.statusText, headers: response.headers });
+    };
+    const traced = new FetchResponse(observed, { status: response.status, statusText: response.statusText, headers: response.headers, url: response.url, redirected: response.redirected });
+    return traced as unknown as Response;
   };
 }

@@ -36,6 +36,7 @@ import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, modelBa
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
 import { tracingFetch, type HttpExchange } from "./http-trace.js";
+import { nodeFetch } from "./http/node-fetch.js";
 import { redactText } from "../redact.js";
 import { MODEL_DEFAULTS } from "./defaults.js";
 import { createSdkClient } from "./openai-client.js";
@@ -78,6 +79,7 @@ export interface OpenAIProviderOptions {
   maxRetries?: number;
   /** Inactivity limit per attempt, ms (default 600000). */
   timeoutMs?: number;
+  /** The HTTP client (default: ./http/node-fetch.ts, Node's http without its fetch). */
   fetch?: typeof globalThis.fetch;
   /** `--debug`: called with every HTTP exchange (see http-trace.ts). */
   onHttp?: (exchange: HttpExchange) => void;
@@ -124,7 +126,8 @@ export function createOpenAIProvider(opts: OpenAIProviderOptions): Provider {
   /** The retry number of the request being sent, for `onHttp`. */
   let retryNumber = 0;
   const onHttp = opts.onHttp;
-  const fetch = onHttp ? tracingFetch(opts.fetch, onHttp, () => retryNumber) : opts.fetch;
+  const baseFetch = opts.fetch ?? nodeFetch;
+  const fetch = onHttp ? tracingFetch(baseFetch, onHttp, () => retryNumber) : baseFetch;
   // The package's own log lines go to the request being served (sdk-log.ts), never to the console.
   const sdkLog = createSdkLogRouting(redact);
   let client: Promise<OpenAI> | undefined;

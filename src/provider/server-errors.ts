@@ -11,6 +11,7 @@
  *   a non-JSON body only the start is read.
  */
 import { cutText } from "../redact.js";
+import { FetchResponse } from "./http/response.js";
 
 const MAX_DETAIL_CHARS = 600;
 /** Only the start of a long non-JSON body is looked at. */
@@ -81,14 +82,14 @@ export function errorBodyOf(headers: Headers): string | undefined {
 }
 
 /** A fetch that reads each error response's body once and keeps it for `errorBodyOf`. */
-export function keepingErrorBodies(custom?: typeof globalThis.fetch): typeof globalThis.fetch {
+export function keepingErrorBodies(inner: typeof globalThis.fetch): typeof globalThis.fetch {
   return async (input, init) => {
-    const response = await (custom ?? globalThis.fetch)(input, init);
+    const response = await inner(input, init);
     if (response.ok) return response;
     const text = await response.text();
-    const copy = new Response(text === "" ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers });
-    errorBodies.set(copy.headers, text);
-    return copy;
+    const copy = new FetchResponse(text === "" ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers, url: response.url, redirected: response.redirected });
+    errorBodies.set(copy.headers as unknown as Headers, text);
+    return copy as unknown as Response;
   };
 }
 

@@ -8,13 +8,14 @@
  * dist/bundle/manifest.json names the packages and sources in each file, so a loaded bundle counts
  * as loading every package bundled into it. No timings here: those are benchmarks (`npm run bench`).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, yiemBin } from "../support/cli.js";
+import { reply, startChatServer } from "../support/chat-server.js";
 
 const HEAVY = ["openai", "execa", "ajv", "ajv-formats", "sucrase", "@modelcontextprotocol/client", "@modelcontextprotocol/server", "@modelcontextprotocol/core", "zod"];
 
@@ -251,6 +252,46 @@ describe("start-up compiles only the Node modules the command uses", () => {
     const run = builtinsLoaded(["--version"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.loaded.filter((m) => ["NativeModule stream", "NativeModule net", "NativeModule internal/streams/writable"].includes(m))).toEqual([]);
+  });
+
+  /** Like `builtinsLoaded`, without blocking this process (a server in it answers meanwhile). */
+  async function builtinsLoadedAsync(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; loaded: string[] }> {
+    const out = join(dir, `builtins-${++traceCount}.txt`);
+    const preloadCjs = join(dir, "builtins.cjs");
+    writeFileSync(preloadCjs, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n")));\n');
+    const child = spawn(process.execPath, ["-r", preloadCjs, ...argv], { cwd, env: { ...process.env, ...env, BUILTINS_FILE: out, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    return { code, stdout, stderr, loaded: readFileSync(out, "utf8").split("\n") };
+  }
+
+  const UNDICI = "NativeModule internal/deps/undici/undici";
+
+  it("a one-turn run against a server never loads Node's fetch (undici): the model client's fetch is node:http (src/provider/http/)", async () => {
+    const server = await startChatServer([reply.stream({ content: "hello over http" })]);
+    const work = mkdtempSync(join(tmpdir(), "yiem-startup-run-"));
+    try {
+      writeFileSync(join(work, "agent.yaml"), `name: t\nmodel:\n  name: m\n  baseURL: ${server.url}\n`);
+      const run = await builtinsLoadedAsync([yiemBin, "run", "-c", "agent.yaml", "hi"], work, { OPENAI_API_KEY: "sk-test" });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe("hello over http\n");
+      expect(run.loaded).toContain("NativeModule http");
+      expect(run.loaded.filter((m) => m === UNDICI || m === "NativeModule http2" || m === "NativeModule zlib")).toEqual([]);
+    } finally {
+      await server.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it("the check sees undici where it is loaded (a script that makes a Headers)", async () => {
+    const script = join(dir, "headers.cjs");
+    writeFileSync(script, "new Headers();\n");
+    const run = await builtinsLoadedAsync([script], dir, {});
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded).toContain(UNDICI);
   });
 
   it("a run with a timeout that loads tools arms the watchdog: worker_threads is loaded then (the check sees it)", () => {

@@ -1,0 +1,250 @@
+/**
+ * The model client's `fetch`: the Fetch standard's request and response, over Node's own
+ * `node:http` / `node:https` (docs/architecture.md, "The model client's HTTP"). Node 20's global
+ * `fetch` loads undici and ~40 built-in modules on first use (~50 ms of every `yiem run`,
+ * docs/performance.md); this needs `node:http` only (and `node:https`, `node:zlib` when used).
+ * Rules:
+ * - it takes a string or URL of `http:` or `https:` and a body of a string, bytes, an
+ *   ArrayBuffer or URLSearchParams; anything else (a `Request`, a stream or form body, another
+ *   scheme) goes to the global `fetch` unchanged, so nothing is refused that fetch takes;
+ * - as fetch: a network failure rejects with `TypeError("fetch failed")` whose `cause` is Node's
+ *   error (`code` ECONNREFUSED, ECONNRESET, …); an aborted signal rejects with its reason (an
+ *   `AbortError` DOMException when it has none), before the response and while its body is
+ *   read; redirects are followed (at most 20; 303, and 301/302 of a POST, become a GET without
+ *   body; a redirect to another origin drops `authorization`, `proxy-authorization` and
+ *   `cookie`); `redirect: "manual"` returns the redirect, `"error"` rejects;
+ * - a connection must be made within CONNECT_TIMEOUT_MS (undici's default), else it fails with
+ *   an error that says it timed out; nothing else is timed here: the caller's signal is the limit
+ *   (the provider's inactivity timer, docs/reliability.md);
+ * - it asks for no compression (no `accept-encoding` unless the caller sets one) and decodes a
+ *   gzip, deflate or br body a server sends anyway;
+ * - connections are kept alive per protocol (an idle one never keeps the process alive); a
+ *   request whose kept-alive connection turns out closed by the server (reset before any answer)
+ *   is sent once more on a new connection, as undici and browsers do;
+ * - request and response headers are `FetchHeaders` (./headers.ts), the response a
+ *   `FetchResponse` (./response.ts); the global `Headers` and `Response` are never touched.
+ */
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from "node:http";
+import { FetchHeaders, type HeadersSource } from "./headers.js";
+import { FetchResponse, type BodySource } from "./response.js";
+
+/** How long a connection may take to be made (undici's default connect timeout). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+const MAX_REDIRECTS = 20;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+const STANDARD_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"]);
+/** Headers about a request body, dropped with the body on a redirect that becomes a GET. */
+const BODY_HEADERS = ["content-encoding", "content-language", "content-location", "content-type", "content-length"];
+/** How a kept-alive connection that the server closed fails when it is used again. */
+const STALE_CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
+/** Headers dropped on a redirect to another origin. */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
+
+type Protocol = "http:" | "https:";
+const agents = new Map<Protocol, HttpAgent>();
+
+/** `node:http` or `node:https`, loaded on first use. */
+function transport(protocol: Protocol): typeof import("node:http") {
+  return process.getBuiltinModule(protocol === "https:" ? "node:https" : "node:http") as typeof import("node:http");
+}
+
+function agentFor(protocol: Protocol): HttpAgent {
+  let agent = agents.get(protocol);
+  if (!agent) {
+    agent = new (transport(protocol).Agent)({ keepAlive: true });
+    agents.set(protocol, agent);
+  }
+  return agent;
+}
+
+/** The request body as bytes, plus the content type fetch gives it; undefined: a body this fetch does not take. */
+function bodyBytes(body: unknown): { bytes: Uint8Array | null; type?: string } | undefined {
+  if (body === undefined || body === null) return { bytes: null };
+  if (typeof body === "string") return { bytes: Buffer.from(body, "utf8"), type: "text/plain;charset=UTF-8" };
+  if (ArrayBuffer.isView(body)) return { bytes: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
+  if (body instanceof ArrayBuffer) return { bytes: new Uint8Array(body) };
+  if (body instanceof URLSearchParams) return { bytes: Buffer.from(body.toString(), "utf8"), type: "application/x-www-form-urlencoded;charset=UTF-8" };
+  return undefined;
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+function fetchFailed(cause: unknown): TypeError {
+  return new TypeError("fetch failed", { cause });
+}
+
+/** One request and its redirects' state. */
+interface Exchange {
+  url: URL;
+  method: string;
+  headers: FetchHeaders;
+  body: Uint8Array | null;
+  signal: AbortSignal | undefined;
+  redirect: "follow" | "manual" | "error";
+  redirects: number;
+}
+
+/** The model client's `fetch` (rules above). */
+export const nodeFetch: typeof globalThis.fetch = async (input, init) => {
+  const target = typeof input === "string" ? input : input instanceof URL ? input.href : undefined;
+  const body = bodyBytes(init?.body);
+  const url = target === undefined ? undefined : URL.canParse(target) ? new URL(target) : undefined;
+  if (url === undefined || body === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) return globalThis.fetch(input, init);
+  let method = init?.method ?? "GET";
+  if (STANDARD_METHODS.has(method.toUpperCase())) method = method.toUpperCase();
+  if ((method === "GET" || method === "HEAD") && body.bytes !== null) throw new TypeError(`a ${method} request cannot have a body`);
+  const headers = new FetchHeaders(init?.headers as HeadersSource);
+  if (!headers.has("accept")) headers.set("accept", "*/*");
+  if (body.type && !headers.has("content-type")) headers.set("content-type", body.type);
+  const signal = init?.signal ?? undefined;
+  if (signal?.aborted) throw abortReason(signal);
+  const response = await send({ url, method, headers, body: body.bytes, signal, redirect: (init?.redirect ?? "follow") as Exchange["redirect"], redirects: 0 });
+  return response as unknown as Response;
+};
+
+/** Sends `exchange`, following redirects as fetch does. */
+async function send(exchange: Exchange): Promise<FetchResponse> {
+  for (;;) {
+    const { message, request } = await exchangeOnce(exchange);
+    const status = message.statusCode ?? 0;
+    const location = message.headers.location;
+    if (!REDIRECT_STATUSES.has(status) || location === undefined || exchange.redirect === "manual") return responseOf(exchange, message, request);
+    message.resume();
+    if (exchange.redirect === "error") throw fetchFailed(new Error(`the server redirected to ${location} and redirects are refused`));
+    if (++exchange.redirects > MAX_REDIRECTS) throw fetchFailed(new Error("more than 20 redirects"));
+    const next = URL.canParse(location, exchange.url.href) ? new URL(location, exchange.url) : undefined;
+    if (!next || (next.protocol !== "http:" && next.protocol !== "https:")) throw fetchFailed(new Error(`the server redirected to an unusable URL: ${location}`));
+    if ((status === 303 && exchange.method !== "HEAD") || ((status === 301 || status === 302) && exchange.method === "POST")) {
+      exchange.method = "GET";
+      exchange.body = null;
+      for (const name of BODY_HEADERS) exchange.headers.delete(name);
+    }
+    if (next.origin !== exchange.url.origin) for (const name of CREDENTIAL_HEADERS) exchange.headers.delete(name);
+    exchange.url = next;
+  }
+}
+
+/** One HTTP request: resolves with the response head, rejects as fetch does (rules above). `retried`: sent again after a kept-alive connection failed. */
+function exchangeOnce(exchange: Exchange, retried = false): Promise<{ message: IncomingMessage; request: ClientRequest }> {
+  const { url, signal } = exchange;
+  const protocol = url.protocol as Protocol;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of exchange.headers) headers[name] = value;
+  if (exchange.body !== null) headers["content-length"] = String(exchange.body.length);
+  const options: RequestOptions = {
+    protocol,
+    hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port || undefined,
+    path: `${url.pathname}${url.search}`,
+    method: exchange.method,
+    headers,
+    agent: agentFor(protocol),
+  };
+  if (url.username || url.password) options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const request = transport(protocol).request(options);
+    let connectTimer: NodeJS.Timeout | undefined;
+    const onAbort = () => request.destroy(signal ? (abortReason(signal) as Error) : undefined);
+    const settle = () => {
+      clearTimeout(connectTimer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    request.once("socket", (socket) => {
+      if (!socket.connecting) return;
+      connectTimer = setTimeout(() => {
+        const error = Object.assign(new Error(`connect timed out after ${CONNECT_TIMEOUT_MS} ms (${url.host})`), { code: "ETIMEDOUT" });
+        request.destroy(error);
+      }, CONNECT_TIMEOUT_MS);
+      socket.once("connect", () => clearTimeout(connectTimer));
+    });
+    request.once("response", (message) => {
+      settle();
+      resolve({ message, request });
+    });
+    request.once("error", (error: NodeJS.ErrnoException) => {
+      settle();
+      if (signal?.aborted) reject(abortReason(signal));
+      // A kept-alive connection the server closed meanwhile fails before any answer: sent once more on a new one.
+      else if (request.reusedSocket && !retried && STALE_CONNECTION_CODES.has(error.code ?? "")) resolve(exchangeOnce(exchange, true));
+      else reject(fetchFailed(error));
+    });
+    request.end(exchange.body ?? undefined);
+  });
+}
+
+/** The fetch response of `message`: its headers, and its body read as it arrives (rules above). */
+function responseOf(exchange: Exchange, message: IncomingMessage, request: ClientRequest): FetchResponse {
+  const headers = new FetchHeaders();
+  const raw = message.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i], raw[i + 1]);
+    } catch {
+      // a header fetch could not hold either (undici drops it too)
+    }
+  }
+  const status = message.statusCode ?? 0;
+  const init = { status, statusText: message.statusMessage ?? "", headers, url: exchange.url.href, redirected: exchange.redirects > 0 };
+  if (exchange.method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
+    message.resume();
+    return new FetchResponse(null, init);
+  }
+  return new FetchResponse(bodySource(message, request, headers.get("content-encoding"), exchange.signal), init);
+}
+
+/** The decoded bytes of `message` as a body source; an abort of `signal` ends it with the signal's reason. */
+function bodySource(message: IncomingMessage, request: ClientRequest, encoding: string | null, signal: AbortSignal | undefined): BodySource {
+  const decoder = decoderFor(encoding);
+  const stream: NodeJS.ReadableStream = decoder ? message.pipe(decoder) : message;
+  if (decoder) message.once("error", (error) => decoder.destroy(error));
+  // A message cut by the server: Node reports `aborted` and ends the message without an error.
+  message.once("aborted", () => (decoder ?? message).destroy(Object.assign(new Error("the server closed the connection before the body ended"), { code: "ECONNRESET" })));
+  const chunks = (stream as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const destroy = (reason?: unknown) => {
+    request.destroy();
+    message.destroy(reason as Error | undefined);
+    decoder?.destroy(reason as Error | undefined);
+  };
+  const onAbort = () => destroy(signal ? abortReason(signal) : undefined);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  const stop = () => signal?.removeEventListener("abort", onAbort);
+  return {
+    chunks: {
+      async next() {
+        try {
+          const result = await chunks.next();
+          if (result.done) stop();
+          return result;
+        } catch (error) {
+          stop();
+          throw signal?.aborted ? abortReason(signal) : error;
+        }
+      },
+    },
+    cancel(reason) {
+      stop();
+      destroy();
+      void chunks.return?.(reason).catch(() => {});
+    },
+  };
+}
+
+/** A zlib stream for a body's content coding; null for identity or a coding it does not know (the bytes are passed on as sent). */
+function decoderFor(encoding: string | null): import("node:zlib").Gunzip | import("node:zlib").Inflate | import("node:zlib").BrotliDecompress | null {
+  const coding = encoding?.trim().toLowerCase();
+  if (coding !== "gzip" && coding !== "x-gzip" && coding !== "deflate" && coding !== "br") return null;
+  const zlib = process.getBuiltinModule("node:zlib") as typeof import("node:zlib");
+  const flush = zlib.constants.Z_SYNC_FLUSH;
+  if (coding === "br") return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+  if (coding === "deflate") return zlib.createInflate({ flush, finishFlush: flush });
+  return zlib.createGunzip({ flush, finishFlush: flush });
+}
