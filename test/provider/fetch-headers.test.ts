@@ -58,12 +58,14 @@ describe("FetchHeaders behaves as Headers", () => {
   });
 
   it("refuses what Headers refuses: a name that is no token, a value with CR, LF or NUL, a pair of three", () => {
-    for (const [name, value] of [["bad name", "v"], ["", "v"], ["ü", "v"], ["x", "a\r\nb"], ["x", "a\nb"], ["x", "a\0b"]]) {
+    for (const [name, value] of [["bad name", "v"], ["", "v"], ["ü", "v"], ["x", "a\r\nb"], ["x", "a\nb"], ["x", "a\0b"], ["x", "ā"], ["x", "✓"]]) {
       expect(() => new Headers().append(name, value)).toThrow(TypeError);
       expect(() => new FetchHeaders().append(name, value)).toThrow(TypeError);
     }
     expect(() => new Headers([["a", "b", "c"]] as unknown as [string, string][])).toThrow(TypeError);
     expect(() => new FetchHeaders([["a", "b", "c"]] as unknown as [string, string][])).toThrow(TypeError);
+    expect(() => new Headers(["ab"] as unknown as [string, string][])).toThrow(TypeError);
+    expect(() => new FetchHeaders(["ab"] as unknown as [string, string][])).toThrow(TypeError);
   });
 
   it("forEach gives value, name and the headers; it reads as Headers to duck typing", () => {

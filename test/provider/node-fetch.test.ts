@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getEventListeners } from "node:events";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CONNECT_TIMEOUT_MS, nodeFetch } from "../../src/provider/http/node-fetch.js";
 import { FetchResponse } from "../../src/provider/http/response.js";
 
@@ -39,6 +40,9 @@ let main: Awaited<ReturnType<typeof startServer>>;
 let other: Awaited<ReturnType<typeof startServer>>;
 /** Lets the /stream route write its last piece. */
 let releaseStream: () => void = () => {};
+/** Called when the connection of a /hang-body or /bad-gzip request closes. */
+let onHangBodyClosed: () => void = () => {};
+let onBadGzipClosed: () => void = () => {};
 
 const echo: Handler = (req, res, body) => {
   res.writeHead(200, { "content-type": "application/json" });
@@ -73,7 +77,18 @@ beforeAll(async () => {
       setTimeout(() => req.socket.destroy(), 20);
     },
     "/hang": () => {},
-    "/hang-body": (_req, res) => {
+    "/zero": (_req, res) => res.writeHead(200, { "content-type": "application/json", "content-length": "0" }).end(),
+    "/stream-short": (_req, res) => res.writeHead(200).end("short"),
+    "/bad-gzip": (req, res) => {
+      req.socket.once("close", () => onBadGzipClosed());
+      res.writeHead(200, { "content-encoding": "gzip" }).write("this is not gzip at all");
+    },
+    "/utf8-location": (_req, res) => {
+      res.writeHead(302, { location: Buffer.from("/echo?city=café", "utf8").toString("latin1") }).end();
+    },
+    "/put-301": (_req, res) => res.writeHead(301, { location: "/echo?from=301" }).end(),
+    "/hang-body": (req, res) => {
+      req.socket.once("close", () => onHangBodyClosed());
       res.writeHead(200);
       res.write("started");
     },
@@ -117,12 +132,14 @@ describe("nodeFetch answers as Node's fetch does", () => {
     ["303 after a POST: a GET to the new place, without the body or its type", "/303", { method: "POST", body: "payload", headers: { "content-type": "text/plain" } }],
     ["302 after a POST: a GET", "/302", { method: "POST", body: "payload" }],
     ["307 after a POST: the same POST with its body", "/307", { method: "post", body: "payload", headers: { authorization: "Bearer same-origin" } }],
+    ["301 after a PUT: the same PUT", "/put-301", { method: "PUT", body: "payload" }],
+    ["a Location in UTF-8", "/utf8-location"],
   ];
   for (const [name, path, init] of cases) {
     it(name, async () => {
       const theirs = await summary(await fetch(`${main.url}${path}`, init));
       const ours = await summary(await nodeFetch(`${main.url}${path}`, init));
-      if (path === "/303" || path === "/302" || path === "/307") {
+      if (["/303", "/302", "/307", "/put-301", "/utf8-location"].includes(path)) {
         // The echoed request: both sent the same method, body and headers that matter.
         const pick = (text: string) => {
           const seen = JSON.parse(text) as { method: string; url: string; body: string; headers: Record<string, string> };
@@ -142,6 +159,9 @@ describe("nodeFetch answers as Node's fetch does", () => {
     const theirs = JSON.parse(await (await fetch(`${main.url}/away`, init)).text()) as { headers: Record<string, string> };
     expect(ours.headers.authorization).toBeUndefined();
     expect(theirs.headers.authorization).toBeUndefined();
+    const more = { method: "POST", body: "x", headers: { cookie: "a=1", "proxy-authorization": "Basic eA==" } };
+    const seen = JSON.parse(await (await nodeFetch(`${main.url}/away`, more)).text()) as { headers: Record<string, string> };
+    expect([seen.headers.cookie, seen.headers["proxy-authorization"]]).toEqual([undefined, undefined]);
     expect(ours.headers["x-keep"]).toBe("1");
   });
 
@@ -186,6 +206,11 @@ describe("nodeFetch answers as Node's fetch does", () => {
     const response = await nodeFetch(`${main.url}/not-json`);
     await expect(response.json()).rejects.toThrow(SyntaxError);
     expect(response.bodyUsed).toBe(true);
+    const fresh = await nodeFetch(`${main.url}/json`);
+    const reader = fresh.body!.getReader();
+    expect(fresh.bodyUsed).toBe(false);
+    await reader.read();
+    expect(fresh.bodyUsed).toBe(true);
     await expect(response.text()).rejects.toThrow(TypeError);
   });
 });
@@ -230,8 +255,48 @@ describe("nodeFetch failures and aborts", () => {
     await expect(reader.read()).rejects.toBe(reason);
   });
 
-  it("connects within CONNECT_TIMEOUT_MS, undici's default", () => {
+  it("an https connection whose TLS handshake never ends fails after CONNECT_TIMEOUT_MS (undici's default, 10 s)", async () => {
     expect(CONNECT_TIMEOUT_MS).toBe(10_000);
+    const sockets: Socket[] = [];
+    let connected: () => void = () => {};
+    const accepted = new Promise<void>((resolve) => (connected = resolve));
+    // Accepts TCP and never speaks TLS.
+    const mute = createNetServer((socket) => {
+      sockets.push(socket);
+      connected();
+    });
+    await new Promise<void>((resolve) => mute.listen(0, "127.0.0.1", resolve));
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const pending = nodeFetch(`https://127.0.0.1:${(mute.address() as AddressInfo).port}/`).catch((error: unknown) => error);
+      await accepted;
+      await new Promise((resolve) => setImmediate(resolve));
+      vi.advanceTimersByTime(CONNECT_TIMEOUT_MS - 1);
+      let settled = false;
+      void pending.then(() => (settled = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      vi.advanceTimersByTime(1);
+      const failure = await pending;
+      expect(failure).toBeInstanceOf(TypeError);
+      expect(String((failure as Error).cause)).toMatch(/timed out after 10000 ms/);
+    } finally {
+      vi.useRealTimers();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => mute.close(() => resolve()));
+    }
+  });
+
+  it("a URL with credentials is a TypeError, as in fetch", async () => {
+    const withCredentials = main.url.replace("http://", "http://user:secret@");
+    await expect(fetch(`${withCredentials}/echo`)).rejects.toThrow(TypeError);
+    await expect(nodeFetch(`${withCredentials}/echo`)).rejects.toThrow(TypeError);
+  });
+
+  it("a non-streamed body the server cuts off fails with TypeError('terminated'), the kind the provider retries", async () => {
+    const failure = await (await nodeFetch(`${main.url}/cut`)).text().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(TypeError);
+    expect((failure as Error).message).toBe("terminated");
   });
 });
 
@@ -253,16 +318,17 @@ describe("nodeFetch connections and streaming", () => {
     expect(other.connections() - before).toBeLessThanOrEqual(1);
   });
 
-  it("a kept-alive connection the server resets before answering: the request is sent again on a new one", async () => {
-    // A raw server: the first request of a connection is answered (keep-alive), a second one on it is reset.
-    let accepted = 0;
+  it("a POST whose kept-alive connection the server resets is never sent again: it fails, as in fetch (the provider retries it, visibly)", async () => {
+    // A raw server: the first request of a connection is answered (keep-alive), a second one on it is read whole, then reset.
+    const received: string[] = [];
     const sockets: Socket[] = [];
     const raw: NetServer = createNetServer((socket: Socket) => {
-      accepted++;
       sockets.push(socket);
       let requests = 0;
       socket.on("data", (data) => {
-        if (!data.toString("latin1").includes("\r\n\r\n")) return;
+        const text = data.toString("latin1");
+        if (!text.includes("\r\n\r\n")) return;
+        received.push(text.split(" ")[0]);
         if (++requests === 1) socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
         else socket.resetAndDestroy();
       });
@@ -272,12 +338,84 @@ describe("nodeFetch connections and streaming", () => {
     const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
     try {
       expect(await (await nodeFetch(url)).text()).toBe("ok");
-      expect(await (await nodeFetch(url, { method: "POST", body: "again" })).text()).toBe("ok");
-      expect(accepted).toBe(2);
+      const failure = await nodeFetch(url, { method: "POST", body: "once" }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TypeError);
+      expect(((failure as Error).cause as NodeJS.ErrnoException).code).toBe("ECONNRESET");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(received).toEqual(["GET", "POST"]);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => raw.close(() => resolve()));
     }
+  });
+
+  it("a reset in the middle of a body on a kept-alive connection: the read fails with TypeError('terminated'), the POST is not sent again, nothing is left unhandled", async () => {
+    const received: string[] = [];
+    const sockets: Socket[] = [];
+    const raw: NetServer = createNetServer((socket: Socket) => {
+      sockets.push(socket);
+      let requests = 0;
+      socket.on("data", (data) => {
+        const text = data.toString("latin1");
+        if (!text.includes("\r\n\r\n")) return;
+        received.push(text.split(" ")[0]);
+        if (++requests === 1) socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
+        else {
+          socket.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart of it");
+          setTimeout(() => socket.resetAndDestroy(), 20);
+        }
+      });
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      expect(await (await nodeFetch(url)).text()).toBe("ok");
+      const response = await nodeFetch(url, { method: "POST", body: "once" });
+      const failure = await response.text().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TypeError);
+      expect((failure as Error).message).toBe("terminated");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(received).toEqual(["GET", "POST"]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => raw.close(() => resolve()));
+    }
+  });
+
+  it("an empty body (content-length: 0) that is never read gives its connection back at once", async () => {
+    const before = main.connections();
+    for (let i = 0; i < 5; i++) expect((await nodeFetch(`${main.url}/zero`)).status).toBe(200);
+    expect(main.connections() - before).toBeLessThanOrEqual(1);
+  });
+
+  it("a cancelled body closes its connection", async () => {
+    const closed = new Promise<void>((resolve) => (onHangBodyClosed = resolve));
+    const response = await nodeFetch(`${main.url}/hang-body`);
+    await response.body!.cancel();
+    await closed;
+    expect(response.bodyUsed).toBe(true);
+  });
+
+  it("a body that cannot be decoded: the read fails with TypeError('terminated') and the connection is closed", async () => {
+    const closed = new Promise<void>((resolve) => (onBadGzipClosed = resolve));
+    const failure = await (await nodeFetch(`${main.url}/bad-gzip`)).text().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(TypeError);
+    expect((failure as Error).message).toBe("terminated");
+    await closed;
+  });
+
+  it("no abort listener is left on a signal shared by many requests", async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 30; i++) await (await nodeFetch(`${main.url}/json`, { signal: controller.signal })).text();
+    for (let i = 0; i < 5; i++) await (await nodeFetch(`${main.url}/stream-short`, { signal: controller.signal })).body!.cancel();
+    await nodeFetch(`${main.url}/cut`, { signal: controller.signal }).then((r) => r.text()).catch(() => {});
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
   it("what it does not take goes to Node's fetch: a Request, a stream body", async () => {

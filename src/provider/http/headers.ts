@@ -2,8 +2,8 @@
  * HTTP headers with the semantics of the Fetch standard's `Headers` (the subset a model client
  * uses), for the model client's own `fetch` (./node-fetch.ts). Rules:
  * - names are HTTP tokens and compared without case; they are kept lower-cased;
- * - a value has its leading and trailing HTTP whitespace removed, and may not hold NUL, CR or
- *   LF (a TypeError, as `Headers` throws);
+ * - a value has its leading and trailing HTTP whitespace removed, and may not hold NUL, CR, LF
+ *   or a character past U+00FF (a TypeError, as `Headers` throws);
  * - `get` joins a name's values with ", "; iteration is sorted by name and yields each name once
  *   with its joined value, except `set-cookie`, whose values are yielded one by one;
  * - it never refers to the global `Headers`: on Node 20 touching that global loads Node's whole
@@ -14,7 +14,8 @@
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
-const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
+/** NUL, CR, LF, and anything past Latin-1 (a header value is a byte string). */
+const FORBIDDEN_IN_VALUE = /[\0\r\n\u0100-\uffff]/;
 
 /** What a `Headers` constructor takes: headers (anything iterable as pairs), pairs, or a record. */
 export type HeadersSource = Iterable<readonly [string, string]> | Iterable<readonly string[]> | Record<string, string> | null | undefined;
@@ -41,6 +42,7 @@ export class FetchHeaders {
     if (typeof init !== "object") throw new TypeError("headers must be an object");
     if (Symbol.iterator in init) {
       for (const pair of init as Iterable<readonly string[]>) {
+        if (typeof pair !== "object" || pair === null) throw new TypeError("a header pair must be a sequence of two strings");
         const row = [...pair];
         if (row.length !== 2) throw new TypeError("a header pair must have exactly two items");
         this.append(row[0], row[1]);

@@ -8,19 +8,22 @@
  *   ArrayBuffer or URLSearchParams; anything else (a `Request`, a stream or form body, another
  *   scheme) goes to the global `fetch` unchanged, so nothing is refused that fetch takes;
  * - as fetch: a network failure rejects with `TypeError("fetch failed")` whose `cause` is Node's
- *   error (`code` ECONNREFUSED, ECONNRESET, …); an aborted signal rejects with its reason (an
- *   `AbortError` DOMException when it has none), before the response and while its body is
- *   read; redirects are followed (at most 20; 303, and 301/302 of a POST, become a GET without
+ *   error (`code` ECONNREFUSED, ECONNRESET, …), and a body that breaks off (cut, reset, not
+ *   decodable) rejects its read with `TypeError("terminated")` with the cause; an aborted signal
+ *   rejects with its reason (an `AbortError` DOMException when it has none), before the response
+ *   and while its body is read; a URL with credentials (`user:pass@`) is a TypeError; a failed
+ *   request is never sent again here (the provider's retries are the only ones, and visible);
+ *   redirects are followed (at most 20; 303, and 301/302 of a POST, become a GET without
  *   body; a redirect to another origin drops `authorization`, `proxy-authorization` and
  *   `cookie`); `redirect: "manual"` returns the redirect, `"error"` rejects;
- * - a connection must be made within CONNECT_TIMEOUT_MS (undici's default), else it fails with
- *   an error that says it timed out; nothing else is timed here: the caller's signal is the limit
+ * - a connection must be made (for https: its TLS handshake done) within CONNECT_TIMEOUT_MS
+ *   (undici's default), else it fails with an error that says it timed out; nothing else is timed here: the caller's signal is the limit
  *   (the provider's inactivity timer, docs/reliability.md);
  * - it asks for no compression (no `accept-encoding` unless the caller sets one) and decodes a
  *   gzip, deflate or br body a server sends anyway;
  * - connections are kept alive per protocol (an idle one never keeps the process alive); a
- *   request whose kept-alive connection turns out closed by the server (reset before any answer)
- *   is sent once more on a new connection, as undici and browsers do;
+ *   body that ended or broke off, was cancelled, or is empty (`content-length: 0`, which the SDK
+ *   never reads) gives its connection back at once;
  * - request and response headers are `FetchHeaders` (./headers.ts), the response a
  *   `FetchResponse` (./response.ts); the global `Headers` and `Response` are never touched.
  */
@@ -33,11 +36,10 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 20;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-const STANDARD_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"]);
+/** The methods fetch upper-cases (PATCH is sent as given, as fetch does). */
+const STANDARD_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
 /** Headers about a request body, dropped with the body on a redirect that becomes a GET. */
 const BODY_HEADERS = ["content-encoding", "content-language", "content-location", "content-type", "content-length"];
-/** How a kept-alive connection that the server closed fails when it is used again. */
-const STALE_CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 /** Headers dropped on a redirect to another origin. */
 const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
 
@@ -93,6 +95,7 @@ export const nodeFetch: typeof globalThis.fetch = async (input, init) => {
   const body = bodyBytes(init?.body);
   const url = target === undefined ? undefined : URL.canParse(target) ? new URL(target) : undefined;
   if (url === undefined || body === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) return globalThis.fetch(input, init);
+  if (url.username || url.password) throw new TypeError("a request URL may not hold credentials (user:password@)");
   let method = init?.method ?? "GET";
   if (STANDARD_METHODS.has(method.toUpperCase())) method = method.toUpperCase();
   if ((method === "GET" || method === "HEAD") && body.bytes !== null) throw new TypeError(`a ${method} request cannot have a body`);
@@ -110,7 +113,7 @@ async function send(exchange: Exchange): Promise<FetchResponse> {
   for (;;) {
     const { message, request } = await exchangeOnce(exchange);
     const status = message.statusCode ?? 0;
-    const location = message.headers.location;
+    const location = locationOf(message);
     if (!REDIRECT_STATUSES.has(status) || location === undefined || exchange.redirect === "manual") return responseOf(exchange, message, request);
     message.resume();
     if (exchange.redirect === "error") throw fetchFailed(new Error(`the server redirected to ${location} and redirects are refused`));
@@ -127,8 +130,8 @@ async function send(exchange: Exchange): Promise<FetchResponse> {
   }
 }
 
-/** One HTTP request: resolves with the response head, rejects as fetch does (rules above). `retried`: sent again after a kept-alive connection failed. */
-function exchangeOnce(exchange: Exchange, retried = false): Promise<{ message: IncomingMessage; request: ClientRequest }> {
+/** One HTTP request: resolves with the response head, rejects as fetch does (rules above). */
+function exchangeOnce(exchange: Exchange): Promise<{ message: IncomingMessage; request: ClientRequest }> {
   const { url, signal } = exchange;
   const protocol = url.protocol as Protocol;
   const headers: Record<string, string> = {};
@@ -143,7 +146,6 @@ function exchangeOnce(exchange: Exchange, retried = false): Promise<{ message: I
     headers,
     agent: agentFor(protocol),
   };
-  if (url.username || url.password) options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortReason(signal));
@@ -163,21 +165,30 @@ function exchangeOnce(exchange: Exchange, retried = false): Promise<{ message: I
         const error = Object.assign(new Error(`connect timed out after ${CONNECT_TIMEOUT_MS} ms (${url.host})`), { code: "ETIMEDOUT" });
         request.destroy(error);
       }, CONNECT_TIMEOUT_MS);
-      socket.once("connect", () => clearTimeout(connectTimer));
+      // A TLS socket is connected once its handshake is done.
+      socket.once(protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
     });
+    let answered = false;
     request.once("response", (message) => {
+      answered = true;
       settle();
       resolve({ message, request });
     });
-    request.once("error", (error: NodeJS.ErrnoException) => {
+    // After the response head, a failure is the body's (bodySource reports it to its reader).
+    request.on("error", (error) => {
+      if (answered) return;
       settle();
-      if (signal?.aborted) reject(abortReason(signal));
-      // A kept-alive connection the server closed meanwhile fails before any answer: sent once more on a new one.
-      else if (request.reusedSocket && !retried && STALE_CONNECTION_CODES.has(error.code ?? "")) resolve(exchangeOnce(exchange, true));
-      else reject(fetchFailed(error));
+      reject(signal?.aborted ? abortReason(signal) : fetchFailed(error));
     });
     request.end(exchange.body ?? undefined);
   });
+}
+
+/** The `location` header of `message`, its bytes read as UTF-8 (Node hands header bytes over as Latin-1); undefined when there is none. */
+function locationOf(message: IncomingMessage): string | undefined {
+  const location = message.headers.location;
+  if (location === undefined || !/[\u0080-\u00ff]/.test(location)) return location;
+  return Buffer.from(location, "latin1").toString("utf8");
 }
 
 /** The fetch response of `message`: its headers, and its body read as it arrives (rules above). */
@@ -196,6 +207,11 @@ function responseOf(exchange: Exchange, message: IncomingMessage, request: Clien
   if (exchange.method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
     message.resume();
     return new FetchResponse(null, init);
+  }
+  if (headers.get("content-length") === "0") {
+    // Nothing to read: the connection is given back now, not when (if ever) the body is read.
+    message.resume();
+    return new FetchResponse(new Uint8Array(0), init);
   }
   return new FetchResponse(bodySource(message, request, headers.get("content-encoding"), exchange.signal), init);
 }
@@ -226,7 +242,8 @@ function bodySource(message: IncomingMessage, request: ClientRequest, encoding: 
           return result;
         } catch (error) {
           stop();
-          throw signal?.aborted ? abortReason(signal) : error;
+          destroy();
+          throw signal?.aborted ? abortReason(signal) : new TypeError("terminated", { cause: error });
         }
       },
     },

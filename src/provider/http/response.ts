@@ -3,13 +3,14 @@
  * it (../http-trace.ts, ../server-errors.ts). Rules:
  * - the body is read once: with `getReader()` (a reader of `read`/`cancel`/`releaseLock`), as an
  *   async iterable of byte chunks, or whole with `text()`, `json()`, `arrayBuffer()`; a second
- *   read is a TypeError, as in fetch; `body` is null when the response has none;
+ *   read is a TypeError, as in fetch; `bodyUsed` turns true at the first read or cancel (not at
+ *   `getReader()` alone); `body` is null when the response has none;
  * - `text()` decodes UTF-8 and drops a leading BOM (as fetch does); `json()` throws the parser's
  *   SyntaxError for a body that is not JSON;
  * - cancelling (a reader's `cancel`, an iterator's `return`, `cancel()`) stops the source, which
  *   for a network body closes its connection;
- * - like ./headers.ts, it never touches the global `Response`, `Headers` or `ReadableStream`
- *   (each loads Node's fetch or web streams on first use).
+ * - like ./headers.ts, yiem's own code never touches the global `Response`, `Headers` or
+ *   `ReadableStream` (each loads Node's fetch or web streams on first use).
  */
 import { FetchHeaders, type HeadersSource } from "./headers.js";
 
@@ -55,6 +56,8 @@ function sourceOf(init: Exclude<ResponseBodyInit, null | undefined>): BodySource
 export class ResponseBody {
   readonly #source: BodySource;
   #locked = false;
+  /** Read from or cancelled (fetch's "disturbed": what `bodyUsed` tells). */
+  #disturbed = false;
   #done = false;
 
   constructor(source: BodySource) {
@@ -65,6 +68,10 @@ export class ResponseBody {
     return this.#locked;
   }
 
+  get disturbed(): boolean {
+    return this.#disturbed;
+  }
+
   /** Takes the body (TypeError when it was taken before). */
   #take(): void {
     if (this.#locked) throw new TypeError("the response body was already read");
@@ -72,6 +79,7 @@ export class ResponseBody {
   }
 
   async #next(): Promise<IteratorResult<Uint8Array, undefined>> {
+    this.#disturbed = true;
     if (this.#done) return { done: true, value: undefined };
     const result = await this.#source.chunks.next();
     if (result.done) {
@@ -82,6 +90,7 @@ export class ResponseBody {
   }
 
   #cancel(reason?: unknown): void {
+    this.#disturbed = true;
     if (this.#done) return;
     this.#done = true;
     this.#source.cancel(reason);
@@ -167,7 +176,7 @@ export class FetchResponse {
   }
 
   get bodyUsed(): boolean {
-    return this.body?.locked ?? false;
+    return this.body?.disturbed ?? false;
   }
 
   async bytes(): Promise<Uint8Array> {
