@@ -87,6 +87,11 @@ beforeAll(async () => {
       res.writeHead(302, { location: Buffer.from("/echo?city=café", "utf8").toString("latin1") }).end();
     },
     "/put-301": (_req, res) => res.writeHead(301, { location: "/echo?from=301" }).end(),
+    "/hang-gzip": (req, res) => {
+      req.socket.once("close", () => onHangBodyClosed());
+      res.writeHead(200, { "content-encoding": "gzip" });
+      res.write(gzipSync("the whole body").subarray(0, 12));
+    },
     "/hang-body": (req, res) => {
       req.socket.once("close", () => onHangBodyClosed());
       res.writeHead(200);
@@ -392,6 +397,17 @@ describe("nodeFetch connections and streaming", () => {
     const before = main.connections();
     for (let i = 0; i < 5; i++) expect((await nodeFetch(`${main.url}/zero`)).status).toBe(200);
     expect(main.connections() - before).toBeLessThanOrEqual(1);
+  });
+
+  it("a body never read whose connection the server closes throws nothing (a later read fails with TypeError), also a compressed one", async () => {
+    for (const path of ["/hang-body", "/hang-gzip"]) {
+      const closed = new Promise<void>((resolve) => (onHangBodyClosed = resolve));
+      const response = await nodeFetch(`${main.url}${path}`);
+      main.server.closeAllConnections();
+      await closed;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await expect(response.text()).rejects.toThrow(TypeError);
+    }
   });
 
   it("a cancelled body closes its connection", async () => {

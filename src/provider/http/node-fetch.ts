@@ -220,6 +220,9 @@ function responseOf(exchange: Exchange, message: IncomingMessage, request: Clien
 function bodySource(message: IncomingMessage, request: ClientRequest, encoding: string | null, signal: AbortSignal | undefined): BodySource {
   const decoder = decoderFor(encoding);
   const stream: NodeJS.ReadableStream = decoder ? message.pipe(decoder) : message;
+  // A failure reaches the reader through the iterator; a body nobody reads must not throw it.
+  message.on("error", () => {});
+  decoder?.on("error", () => {});
   if (decoder) message.once("error", (error) => decoder.destroy(error));
   // A message cut by the server: Node reports `aborted` and ends the message without an error.
   message.once("aborted", () => (decoder ?? message).destroy(Object.assign(new Error("the server closed the connection before the body ended"), { code: "ECONNRESET" })));
