@@ -7,7 +7,8 @@
  *   kit, src/tools/define.ts, as `toolKit`), so there is one instance of every yiem module in a
  *   process. bin/yiem.js loads it through `start.cjs` as a vm.Script with a V8 code cache
  *   (src/code-cache.ts). yiem's own `import()`s stay lazy inside it (esbuild evaluates such a
- *   module on first use); yargs is bundled (its CommonJS build, as Node's `require` resolves it);
+ *   module on first use); yargs is bundled (its CommonJS build, as Node's `require` resolves it;
+ *   its locale folder is found in the node_modules folders Node would search);
  * - `vendor/<name>.cjs`: each package yiem imports with `import()` (openai, yaml, execa, the MCP
  *   client and server SDKs: `VENDOR`) as a CommonJS bundle of its own with its dependencies,
  *   loaded on first use through the same cached loader (`__yiemVendor`); they hold no yiem state.
@@ -143,7 +144,10 @@ const yiemSources = {
     b.onResolve({ filter: /^yiem-require:/ }, ({ path }) => ({ path: requireFromRoot.resolve(path.slice("yiem-require:".length)) }));
     b.onLoad({ filter: /[\\/]node_modules[\\/]yargs[\\/]build[\\/]index\.cjs$/ }, ({ path }) => ({
       // At run time, from the installed package (`__yiemRequire`: the bundle's own require).
-      contents: `var __yargsBuildDir = require("node:path").join(require("node:path").dirname(__yiemRequire.resolve("yargs/package.json")), "build");\n${readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir")}`,
+      // Found the way Node looks for a package (its node_modules folders), not with `require.resolve`:
+      // yargs' package.json has `exports`, and resolving through them compiles Node's ES module
+      // resolver (~3 ms of every start). Not found: y18n then finds no locale files and speaks English.
+      contents: `var __yargsBuildDir = (() => { const { join } = require("node:path"); const { existsSync } = require("node:fs"); for (const dir of __yiemRequire.resolve.paths("yargs") ?? []) if (existsSync(join(dir, "yargs", "package.json"))) return join(dir, "yargs", "build"); return join(__dirname, "yargs-not-found"); })();\n${readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir")}`,
       loader: "js",
     }));
   },
