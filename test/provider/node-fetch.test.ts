@@ -12,6 +12,7 @@ import { getEventListeners } from "node:events";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CONNECT_TIMEOUT_MS, nodeFetch } from "../../src/provider/http/node-fetch.js";
 import { FetchResponse } from "../../src/provider/http/response.js";
+import { createOpenAIProvider } from "../../src/provider/openai.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -449,5 +450,40 @@ describe("nodeFetch connections and streaming", () => {
     const parts: Uint8Array[] = [];
     for await (const part of response.body as unknown as AsyncIterable<Uint8Array>) parts.push(part);
     expect(Buffer.concat(parts).toString("utf8")).toBe('{"ok":true,"text":"ü ✓"}');
+  });
+});
+
+describe("the provider over nodeFetch", () => {
+  it("a non-streamed answer cut off in its body is retried, and the retry's answer returned", async () => {
+    const answer = JSON.stringify({ id: "c", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "the whole answer" }, finish_reason: "stop" }] });
+    let attempts = 0;
+    const cutting = await startServer({
+      "/v1/chat/completions": (req, res) => {
+        attempts++;
+        if (attempts > 1) {
+          res.writeHead(200, { "content-type": "application/json" }).end(answer);
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json", "content-length": String(answer.length) });
+        res.write(answer.slice(0, 25));
+        setTimeout(() => req.socket.destroy(), 20);
+      },
+    });
+    try {
+      const provider = createOpenAIProvider({ model: "m", baseURL: `${cutting.url}/v1`, apiKey: "sk-test-key", stream: false, maxRetries: 2 });
+      const retries: string[] = [];
+      const response = await provider.complete({
+        messages: [{ role: "user", content: "hi" }],
+        tools: [],
+        signal: new AbortController().signal,
+        onRetry: (info) => retries.push(JSON.stringify(info)),
+      });
+      expect(response.message.content).toBe("the whole answer");
+      expect(attempts).toBe(2);
+      expect(retries).toHaveLength(1);
+    } finally {
+      cutting.server.closeAllConnections();
+      await new Promise<void>((resolve) => cutting.server.close(() => resolve()));
+    }
   });
 });
