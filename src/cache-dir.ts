@@ -186,11 +186,20 @@ export function cacheFolder(name: string, scope: CacheScope = processCacheScope(
  * Never the package's own folder, nor a project's, which a checkout could ship (rules above).
  */
 export function cacheKeyFolder(scope: CacheScope = processCacheScope()): string | null {
-  const chosen = scope.env.YIEM_CACHE_DIR && resolve(scope.cwd, scope.env.YIEM_CACHE_DIR);
-  if (chosen && !insideProject(chosen, scope.cwd, scope.home)) return chosen;
   const user = userCacheDirFor(scope.env, scope.home);
-  return insideProject(resolve(scope.cwd, user), scope.cwd, scope.home) ? null : user;
+  const inputs = `${scope.env.YIEM_CACHE_DIR ?? ""}\0${user}\0${scope.cwd}\0${scope.home}`;
+  let folder = keyFolders.get(inputs);
+  if (folder === undefined) {
+    const chosen = scope.env.YIEM_CACHE_DIR && resolve(scope.cwd, scope.env.YIEM_CACHE_DIR);
+    if (chosen && !insideProject(chosen, scope.cwd, scope.home)) folder = chosen;
+    else folder = insideProject(resolve(scope.cwd, user), scope.cwd, scope.home) ? null : user;
+    keyFolders.set(inputs, folder);
+  }
+  return folder;
 }
+
+/** `cacheKeyFolder` by its inputs: each answer walks folders with real paths and a stat per project marker, and a start asks ~10 times. */
+const keyFolders = new Map<string, string | null>();
 
 /** Files that make a folder a project root (as for the spec search). */
 const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
