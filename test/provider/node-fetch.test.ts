@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { getEventListeners } from "node:events";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { CONNECT_TIMEOUT_MS, nodeFetch } from "../../src/provider/http/node-fetch.js";
+import { CONNECT_TIMEOUT_MS, nodeFetch, usesEnvProxy } from "../../src/provider/http/node-fetch.js";
 import { FetchResponse } from "../../src/provider/http/response.js";
 import { createOpenAIProvider } from "../../src/provider/openai.js";
 
@@ -442,6 +442,24 @@ describe("nodeFetch connections and streaming", () => {
     const stream = new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode("streamed")), c.close()) });
     const viaStream = await nodeFetch(`${main.url}/echo`, { method: "POST", body: stream, duplex: "half" } as RequestInit);
     expect(JSON.parse(await viaStream.text()).body).toBe("streamed");
+  });
+
+  it("a process told to use the proxy variables (NODE_USE_ENV_PROXY, --use-env-proxy) sends every request through Node's fetch", async () => {
+    expect(usesEnvProxy({}, [])).toBe(false);
+    expect(usesEnvProxy({ NODE_USE_ENV_PROXY: "0" }, [])).toBe(false);
+    expect(usesEnvProxy({ NODE_USE_ENV_PROXY: "1" }, [])).toBe(true);
+    expect(usesEnvProxy({}, ["--use-env-proxy"])).toBe(true);
+    expect(usesEnvProxy({ NODE_OPTIONS: "--max-old-space-size=100 --use-env-proxy" }, [])).toBe(true);
+    const before = process.env.NODE_USE_ENV_PROXY;
+    process.env.NODE_USE_ENV_PROXY = "1";
+    try {
+      const response = await nodeFetch(`${main.url}/json`);
+      expect(response).toBeInstanceOf(Response);
+      await response.text();
+    } finally {
+      if (before === undefined) delete process.env.NODE_USE_ENV_PROXY;
+      else process.env.NODE_USE_ENV_PROXY = before;
+    }
   });
 
   it("its responses are FetchResponse, with iterable bodies", async () => {

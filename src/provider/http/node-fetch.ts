@@ -6,7 +6,9 @@
  * Rules:
  * - it takes a string or URL of `http:` or `https:` and a body of a string, bytes, an
  *   ArrayBuffer or URLSearchParams; anything else (a `Request`, a stream or form body, another
- *   scheme) goes to the global `fetch` unchanged, so nothing is refused that fetch takes;
+ *   scheme) goes to the global `fetch` unchanged, so nothing is refused that fetch takes. So does
+ *   every request of a process that asked Node to use the proxy variables (`NODE_USE_ENV_PROXY`,
+ *   `--use-env-proxy`: newer Node versions honour them in their `fetch`);
  * - as fetch: a network failure rejects with `TypeError("fetch failed")` whose `cause` is Node's
  *   error (`code` ECONNREFUSED, ECONNRESET, …), and a body that breaks off (cut, reset, not
  *   decodable) rejects its read with `TypeError("terminated")` with the cause; an aborted signal
@@ -44,6 +46,12 @@ const BODY_HEADERS = ["content-encoding", "content-language", "content-location"
 const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
 
 type Protocol = "http:" | "https:";
+
+/** Whether Node was asked to send requests through `HTTP_PROXY`/`HTTPS_PROXY` (its `fetch` does, where supported). */
+export function usesEnvProxy(env: NodeJS.ProcessEnv = process.env, execArgv: string[] = process.execArgv): boolean {
+  const flag = env.NODE_USE_ENV_PROXY;
+  return (flag !== undefined && flag !== "" && flag !== "0") || execArgv.includes("--use-env-proxy") || /(?:^|\s)--use-env-proxy(?:\s|$)/.test(env.NODE_OPTIONS ?? "");
+}
 const agents = new Map<Protocol, HttpAgent>();
 
 /** `node:http` or `node:https`, loaded on first use. */
@@ -94,7 +102,7 @@ export const nodeFetch: typeof globalThis.fetch = async (input, init) => {
   const target = typeof input === "string" ? input : input instanceof URL ? input.href : undefined;
   const body = bodyBytes(init?.body);
   const url = target === undefined ? undefined : URL.canParse(target) ? new URL(target) : undefined;
-  if (url === undefined || body === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) return globalThis.fetch(input, init);
+  if (url === undefined || body === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || usesEnvProxy()) return globalThis.fetch(input, init);
   if (url.username || url.password) throw new TypeError("a request URL may not hold credentials (user:password@)");
   let method = init?.method ?? "GET";
   if (STANDARD_METHODS.has(method.toUpperCase())) method = method.toUpperCase();
