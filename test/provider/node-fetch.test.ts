@@ -113,6 +113,36 @@ afterAll(async () => {
   }
 });
 
+/**
+ * A raw HTTP server on loopback: the first request of each connection is answered "ok" with
+ * keep-alive, every later one on it is handed to `later`. Records each request's method.
+ */
+async function startKeepAliveServer(later: (socket: Socket) => void) {
+  const received: string[] = [];
+  const sockets: Socket[] = [];
+  const raw: NetServer = createNetServer((socket: Socket) => {
+    sockets.push(socket);
+    let requests = 0;
+    socket.on("data", (data) => {
+      const text = data.toString("latin1");
+      if (!text.includes("\r\n\r\n")) return;
+      received.push(text.split(" ")[0]);
+      if (++requests === 1) socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
+      else later(socket);
+    });
+    socket.on("error", () => {});
+  });
+  await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`,
+    received,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => raw.close(() => resolve()));
+    },
+  };
+}
+
 /** What both fetches agree on for a response. */
 async function summary(response: Response) {
   return {
@@ -325,72 +355,40 @@ describe("nodeFetch connections and streaming", () => {
   });
 
   it("a POST whose kept-alive connection the server resets is never sent again: it fails, as in fetch (the provider retries it, visibly)", async () => {
-    // A raw server: the first request of a connection is answered (keep-alive), a second one on it is read whole, then reset.
-    const received: string[] = [];
-    const sockets: Socket[] = [];
-    const raw: NetServer = createNetServer((socket: Socket) => {
-      sockets.push(socket);
-      let requests = 0;
-      socket.on("data", (data) => {
-        const text = data.toString("latin1");
-        if (!text.includes("\r\n\r\n")) return;
-        received.push(text.split(" ")[0]);
-        if (++requests === 1) socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
-        else socket.resetAndDestroy();
-      });
-      socket.on("error", () => {});
-    });
-    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+    // The second request on the connection is read whole, then the connection is reset.
+    const raw = await startKeepAliveServer((socket) => socket.resetAndDestroy());
     try {
-      expect(await (await nodeFetch(url)).text()).toBe("ok");
-      const failure = await nodeFetch(url, { method: "POST", body: "once" }).catch((error: unknown) => error);
+      expect(await (await nodeFetch(raw.url)).text()).toBe("ok");
+      const failure = await nodeFetch(raw.url, { method: "POST", body: "once" }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(TypeError);
       expect(((failure as Error).cause as NodeJS.ErrnoException).code).toBe("ECONNRESET");
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(received).toEqual(["GET", "POST"]);
+      expect(raw.received).toEqual(["GET", "POST"]);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => raw.close(() => resolve()));
+      await raw.close();
     }
   });
 
   it("a reset in the middle of a body on a kept-alive connection: the read fails with TypeError('terminated'), the POST is not sent again, nothing is left unhandled", async () => {
-    const received: string[] = [];
-    const sockets: Socket[] = [];
-    const raw: NetServer = createNetServer((socket: Socket) => {
-      sockets.push(socket);
-      let requests = 0;
-      socket.on("data", (data) => {
-        const text = data.toString("latin1");
-        if (!text.includes("\r\n\r\n")) return;
-        received.push(text.split(" ")[0]);
-        if (++requests === 1) socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
-        else {
-          socket.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart of it");
-          setTimeout(() => socket.resetAndDestroy(), 20);
-        }
-      });
-      socket.on("error", () => {});
+    const raw = await startKeepAliveServer((socket) => {
+      socket.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart of it");
+      setTimeout(() => socket.resetAndDestroy(), 20);
     });
-    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);
     try {
-      expect(await (await nodeFetch(url)).text()).toBe("ok");
-      const response = await nodeFetch(url, { method: "POST", body: "once" });
+      expect(await (await nodeFetch(raw.url)).text()).toBe("ok");
+      const response = await nodeFetch(raw.url, { method: "POST", body: "once" });
       const failure = await response.text().catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(TypeError);
       expect((failure as Error).message).toBe("terminated");
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(received).toEqual(["GET", "POST"]);
+      expect(raw.received).toEqual(["GET", "POST"]);
       expect(unhandled).toEqual([]);
     } finally {
       process.off("unhandledRejection", onUnhandled);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => raw.close(() => resolve()));
+      await raw.close();
     }
   });
 
