@@ -68,7 +68,7 @@ const echo: Handler = (req, res, body) => {
 
 /** Called by routes: the test sets them before the request (see each route). */
 export interface RouteHooks {
-  /** Lets the /stream route write its last piece (the route sets it).  */
+  /** Lets the /stream route write its last piece (the route sets it). */
   releaseStream: () => void;
   /** Called when the connection of a /hang-body or /hang-gzip request closes. */
   onHangBodyClosed: () => void;
