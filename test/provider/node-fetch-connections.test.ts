@@ -4,6 +4,7 @@
  * Node's fetch instead, and the provider over it. Against Node's fetch: node-fetch.test.ts.
  */
 import { getEventListeners } from "node:events";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFetchTestServers } from "../support/fetch-servers.js";
 import { nodeFetch, usesEnvProxy } from "../../src/provider/http/node-fetch.js";
@@ -106,6 +107,39 @@ describe("nodeFetch connections and streaming", () => {
     const failure = await (await nodeFetch(`${main.url}/bad-gzip`)).text().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(TypeError);
     expect((failure as Error).message).toBe("terminated");
+    await closed;
+  });
+
+  it("a 101 answer to a plain request fails with 'fetch failed' (Node closes the connection without a response event)", async () => {
+    const sockets: Socket[] = [];
+    const raw = createNetServer((socket) => {
+      sockets.push(socket);
+      socket.once("data", () => socket.write("HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: other\r\n\r\n"));
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    try {
+      const failure = await nodeFetch(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`, { method: "POST", body: "x" }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TypeError);
+      expect((failure as Error).message).toBe("fetch failed");
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => raw.close(() => resolve()));
+    }
+    await expect(nodeFetch(`${main.url}/echo`, { method: "CONNECT" })).rejects.toThrow(TypeError);
+  });
+
+  it("a redirect whose body is still coming has its connection closed, not kept waiting", async () => {
+    const closed = new Promise<void>((resolve) => (servers.hooks.onOtherClosed = resolve));
+    const response = await nodeFetch(`${main.url}/redirect-stall`);
+    expect(response.status).toBe(200);
+    await response.text();
+    await closed;
+  });
+
+  it("a compressed body that ends before its message: the answer is read, the rest's connection closed", async () => {
+    const closed = new Promise<void>((resolve) => (servers.hooks.onOtherClosed = resolve));
+    expect(await (await nodeFetch(`${main.url}/deflate-trailing`)).text()).toBe("hello");
     await closed;
   });
 

@@ -74,11 +74,13 @@ export interface RouteHooks {
   onHangBodyClosed: () => void;
   /** Called when the connection of a /bad-gzip request closes. */
   onBadGzipClosed: () => void;
+  /** Called when the connection of a /redirect-stall or /deflate-trailing request closes. */
+  onOtherClosed: () => void;
 }
 
 /** The main server with every route, the other origin, the hooks their routes call, and a close for both. */
 export async function startFetchTestServers() {
-  const hooks: RouteHooks = { releaseStream: () => {}, onHangBodyClosed: () => {}, onBadGzipClosed: () => {} };
+  const hooks: RouteHooks = { releaseStream: () => {}, onHangBodyClosed: () => {}, onBadGzipClosed: () => {}, onOtherClosed: () => {} };
   const other = await startServer({ "/echo": echo });
   const main = await startServer({
     "/echo": echo,
@@ -125,6 +127,17 @@ export async function startFetchTestServers() {
       req.socket.once("close", () => hooks.onHangBodyClosed());
       res.writeHead(200);
       res.write("started");
+    },
+    "/redirect-stall": (req, res) => {
+      req.socket.once("close", () => hooks.onOtherClosed());
+      res.writeHead(302, { location: "/echo", "content-length": "100" });
+      res.write("a body that never ends");
+    },
+    "/deflate-trailing": (req, res) => {
+      req.socket.once("close", () => hooks.onOtherClosed());
+      const body = Buffer.concat([deflateSync("hello"), Buffer.from("trailing bytes past the end of the deflate stream")]);
+      res.writeHead(200, { "content-encoding": "deflate", "content-length": String(body.length) });
+      res.write(body.subarray(0, body.length - 5));
     },
     "/303": (_req, res) => res.writeHead(303, { location: "/echo?from=303" }).end(),
     "/302": (_req, res) => res.writeHead(302, { location: "/echo?from=302" }).end(),

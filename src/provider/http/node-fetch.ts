@@ -13,7 +13,9 @@
  *   error (`code` ECONNREFUSED, ECONNRESET, …), and a body that breaks off (cut, reset, not
  *   decodable) rejects its read with `TypeError("terminated")` with the cause; an aborted signal
  *   rejects with its reason (an `AbortError` DOMException when it has none), before the response
- *   and while its body is read; a URL with credentials (`user:pass@`) is a TypeError; a failed
+ *   and while its body is read; a connection that closes without an answer (a 101 Node takes the
+ *   socket for) fails too; a URL with credentials (`user:pass@`) and the methods CONNECT, TRACE
+ *   and TRACK are a TypeError; a failed
  *   request is never sent again here (the provider's retries are the only ones, and visible);
  *   redirects are followed (at most 20; 303, and 301/302 of a POST, become a GET without
  *   body; a redirect to another origin drops `authorization`, `proxy-authorization` and
@@ -40,6 +42,8 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** The methods fetch upper-cases (PATCH is sent as given, as fetch does). */
 const STANDARD_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+/** The methods fetch refuses. */
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
 /** Headers about a request body, dropped with the body on a redirect that becomes a GET. */
 const BODY_HEADERS = ["content-encoding", "content-language", "content-location", "content-type", "content-length"];
 /** Headers dropped on a redirect to another origin. */
@@ -106,6 +110,7 @@ export const nodeFetch: typeof globalThis.fetch = async (input, init) => {
   if (url.username || url.password) throw new TypeError("a request URL may not hold credentials (user:password@)");
   let method = init?.method ?? "GET";
   if (STANDARD_METHODS.has(method.toUpperCase())) method = method.toUpperCase();
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) throw new TypeError(`fetch does not send ${method} requests`);
   if ((method === "GET" || method === "HEAD") && body.bytes !== null) throw new TypeError(`a ${method} request cannot have a body`);
   const headers = new FetchHeaders(init?.headers as HeadersSource);
   if (!headers.has("accept")) headers.set("accept", "*/*");
@@ -123,7 +128,9 @@ async function send(exchange: Exchange): Promise<FetchResponse> {
     const status = message.statusCode ?? 0;
     const location = locationOf(message);
     if (!REDIRECT_STATUSES.has(status) || location === undefined || exchange.redirect === "manual") return responseOf(exchange, message, request);
-    message.resume();
+    // A redirect's body already here is drained, so its connection is kept; one still coming is cut.
+    if (message.complete) message.resume();
+    else request.destroy();
     if (exchange.redirect === "error") throw fetchFailed(new Error(`the server redirected to ${location} and redirects are refused`));
     if (++exchange.redirects > MAX_REDIRECTS) throw fetchFailed(new Error("more than 20 redirects"));
     const next = URL.canParse(location, exchange.url.href) ? new URL(location, exchange.url) : undefined;
@@ -161,10 +168,22 @@ function exchangeOnce(exchange: Exchange): Promise<{ message: IncomingMessage; r
     }
     const request = transport(protocol).request(options);
     let connectTimer: NodeJS.Timeout | undefined;
-    const onAbort = () => request.destroy(signal ? (abortReason(signal) as Error) : undefined);
+    let settled = false;
     const settle = () => {
+      settled = true;
       clearTimeout(connectTimer);
       signal?.removeEventListener("abort", onAbort);
+    };
+    const fail = (reason: unknown) => {
+      if (settled) return;
+      settle();
+      reject(reason);
+    };
+    // Rejected here, not through the request's 'error' (a request Node already destroyed emits none).
+    const onAbort = () => {
+      const reason = abortReason(signal!);
+      fail(reason);
+      request.destroy(reason as Error);
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     request.once("socket", (socket) => {
@@ -176,18 +195,15 @@ function exchangeOnce(exchange: Exchange): Promise<{ message: IncomingMessage; r
       // A TLS socket is connected once its handshake is done.
       socket.once(protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
     });
-    let answered = false;
     request.once("response", (message) => {
-      answered = true;
+      if (settled) return;
       settle();
       resolve({ message, request });
     });
     // After the response head, a failure is the body's (bodySource reports it to its reader).
-    request.on("error", (error) => {
-      if (answered) return;
-      settle();
-      reject(signal?.aborted ? abortReason(signal) : fetchFailed(error));
-    });
+    request.on("error", (error) => fail(signal?.aborted ? abortReason(signal) : fetchFailed(error)));
+    // Closed with no answer and no error: a 101 or a CONNECT reply Node took the socket away for.
+    request.once("close", () => fail(fetchFailed(new Error("the connection closed without an HTTP response"))));
     request.end(exchange.body ?? undefined);
   });
 }
@@ -249,7 +265,11 @@ function bodySource(message: IncomingMessage, request: ClientRequest, encoding: 
       async next() {
         try {
           const result = await chunks.next();
-          if (result.done) stop();
+          if (result.done) {
+            stop();
+            // A decoder that ended before its message did: the rest is never read, so the connection goes.
+            if (!message.complete) destroy();
+          }
           return result;
         } catch (error) {
           stop();
