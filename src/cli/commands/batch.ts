@@ -21,7 +21,7 @@
 import { randomUUID } from "node:crypto";
 import { createWriteStream, statSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import { once } from "node:events";
+import { once, setMaxListeners } from "node:events";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { guardChannels } from "../../channels/guard.js";
@@ -118,6 +118,8 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   // items; running items get their own signal, after the grace.
   const stopStarting = new AbortController();
   const stopRunning = new AbortController();
+  // Every running item's model requests listen to it (up to --concurrency at once, each removed when done): Node's leak warning at 11 would be a false alarm.
+  setMaxListeners(0, stopRunning.signal);
   let timedOut = false;
   let graceTimer: NodeJS.Timeout | undefined;
   const onSignal = () => {
