@@ -8,11 +8,16 @@
  *   redacted where the exchange becomes an event (the run's redactor, ../redact.ts, whose
  *   cut never splits a secret);
  * - the response body is observed as the client reads it, never read on its own: the exchange is
- *   reported when the body ends, fails or is cancelled, once;
+ *   reported when the body ends, fails or is cancelled, once; a cancel with the reason
+ *   `BODY_READ_ENOUGH` (the stream reader had the whole answer at `[DONE]`) is an end, any other
+ *   cancel an error ("the body was not read to its end");
  * - a `fetch` that throws is reported with `error`, then the throw goes on.
  */
 import { cutText } from "../redact.js";
 import { FetchResponse, type BodySource } from "./http/response.js";
+
+/** The reason a reader cancels a body with when it has all it needs (a stream at `[DONE]`): not a failure. */
+export const BODY_READ_ENOUGH = Symbol("the body was read to its end for the caller");
 
 /** Each body in a debug event is cut to this many characters. */
 export const DEBUG_BODY_MAX_CHARS = 4_000;
@@ -102,7 +107,7 @@ export function tracingFetch(inner: typeof globalThis.fetch, report: (exchange: 
         },
       },
       cancel(reason) {
-        finish("the body was not read to its end");
+        finish(reason === BODY_READ_ENOUGH ? undefined : "the body was not read to its end");
         reader.cancel(reason).catch(() => {});
       },
     };

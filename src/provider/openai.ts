@@ -35,7 +35,7 @@ import { describeNonJson, errorText, jsonOrText, keepingErrorBodies, withHint } 
 import { carriesReasoning, markReasoning, reasoningFor, reasoningOrigin, modelBaseURL, shownBaseURL } from "./reasoning.js";
 import { giveUpRefusedSetting, type ResendState } from "./resend.js";
 import { AttemptError, rootCauseText, toAttemptError } from "./attempt-error.js";
-import { tracingFetch, type HttpExchange } from "./http-trace.js";
+import { BODY_READ_ENOUGH, tracingFetch, type HttpExchange } from "./http-trace.js";
 import { nodeFetch } from "./http/node-fetch.js";
 import { redactText } from "../redact.js";
 import { MODEL_DEFAULTS } from "./defaults.js";
@@ -323,7 +323,8 @@ async function readStream(body: ReadableStream<Uint8Array>, assembler: StreamAss
       }
     }
   } finally {
-    if (!ended) reader.cancel().catch(() => {});
+    // At [DONE] the answer is whole: the cancel says so (the --debug trace reports no error for it).
+    if (!ended) reader.cancel(assembler.sawDone ? BODY_READ_ENOUGH : undefined).catch(() => {});
   }
 }
 

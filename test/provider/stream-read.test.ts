@@ -8,6 +8,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createOpenAIProvider } from "../../src/provider/openai.js";
+import { tracingFetch, type HttpExchange } from "../../src/provider/http-trace.js";
+import { FetchResponse } from "../../src/provider/http/response.js";
 import { SseParser, sseData, StreamAssembler, StreamServerError } from "../../src/provider/openai-stream.js";
 import type { ChatMessage, ModelRequest, ToolSpec } from "../../src/provider/types.js";
 import { buildRequestBody, serializeRequestBody, serializeRequestBytes, type BodySettings } from "../../src/provider/wire.js";
@@ -66,6 +68,23 @@ describe("openai provider: stream reading", () => {
     expect(response.message.content).toBe("hello world");
     expect(response.finishReason).toBe("stop");
     expect(deltas).toEqual(["hello ", "world"]);
+  });
+
+  it("the --debug trace of a stream the server keeps open after [DONE] has no error; a body cancelled otherwise has one", async () => {
+    const exchanges: HttpExchange[] = [];
+    const { url } = await serve((res) => res.write(`${TEXT_REPLY}data: [DONE]\n\n`));
+    const provider = createOpenAIProvider({ model: "m", baseURL: url, apiKey: "k-1234", maxRetries: 0, onHttp: (exchange) => exchanges.push(exchange) });
+    expect((await provider.complete(request(conversation()))).message.content).toBe("hello world");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(exchanges).toHaveLength(1);
+    expect(exchanges[0]).toMatchObject({ status: 200 });
+    expect(exchanges[0].error).toBeUndefined();
+    // A body cancelled for any other reason is reported as not read to its end.
+    const traced: HttpExchange[] = [];
+    const inner = (async () => new FetchResponse("data: partial", { status: 200 })) as unknown as typeof fetch;
+    const response = await tracingFetch(inner, (exchange) => traced.push(exchange), () => 0)("http://example.invalid/x");
+    await response.body!.getReader().cancel();
+    expect(traced.map((exchange) => exchange.error)).toEqual(["the body was not read to its end"]);
   });
 
   it("ignores whatever follows [DONE], even an invalid event", async () => {
