@@ -80,6 +80,25 @@ const REQUIRED_VENDOR = ["ajv"];
 const REQUIRE_CJS_CALL = /\brequireCjs\(\s*"([^"]+)"\s*\)/g;
 const requireFromRoot = createRequire(`${root}package.json`);
 
+/**
+ * What yargs' build uses of `assert` (`notStrictEqual` and `strictEqual`, with `Object.is` as
+ * node:assert compares), so the bundle never loads node:assert; a failed check throws an Error
+ * with node:assert's message.
+ */
+const YARGS_ASSERT = [
+  "var __yargsAssert = {",
+  "notStrictEqual(actual, expected, message) { if (Object.is(actual, expected)) throw new Error(message ?? `Expected \"actual\" to be strictly unequal to: ${String(expected)}`); },",
+  "strictEqual(actual, expected, message) { if (!Object.is(actual, expected)) throw new Error(message ?? `Expected values to be strictly equal:\\n\\n${String(actual)} !== ${String(expected)}\\n`); },",
+  "};",
+].join(" ");
+
+/** `text` with its one occurrence of `find` replaced; throws when there is not exactly one (a package changed under the build). */
+function replaceOnce(text, find, replacement) {
+  const at = text.indexOf(find);
+  if (at < 0 || text.indexOf(find, at + 1) >= 0) throw new Error(`bundle: expected exactly one ${find} to replace`);
+  return text.slice(0, at) + replacement + text.slice(at + find.length);
+}
+
 /** `import("…")` of a package, outside type positions (`typeof import(…)`, `import("x").Name`). */
 const PACKAGE_IMPORT = /(?<!typeof\s*)\bimport\(\s*"([^".][^"]*)"\s*\)(?!\s*\.\s*(?!then\b|catch\b|finally\b)[A-Za-z_$])/g;
 
@@ -151,7 +170,9 @@ const yiemSources = {
       // Found the way Node looks for a package (its node_modules folders), not with `require.resolve`:
       // yargs' package.json has `exports`, and resolving through them compiles Node's ES module
       // resolver (~3 ms of every start). Not found: y18n then finds no locale files and speaks English.
-      contents: `var __yargsBuildDir = (() => { const { join } = require("node:path"); const { existsSync } = require("node:fs"); for (const dir of __yiemRequire.resolve.paths("yargs") ?? []) if (existsSync(join(dir, "yargs", "package.json"))) return join(dir, "yargs", "build"); return join(__dirname, "yargs-not-found"); })();\n${readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir")}`,
+      // Its `require("assert")` (two checks of yargs' own state) becomes YARGS_ASSERT: node:assert
+      // and the 4 modules it loads cost every start ~2 ms (docs/performance.md).
+      contents: `var __yargsBuildDir = (() => { const { join } = require("node:path"); const { existsSync } = require("node:fs"); for (const dir of __yiemRequire.resolve.paths("yargs") ?? []) if (existsSync(join(dir, "yargs", "package.json"))) return join(dir, "yargs", "build"); return join(__dirname, "yargs-not-found"); })();\n${YARGS_ASSERT}\n${replaceOnce(readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir"), 'require("assert")', "__yargsAssert")}`,
       loader: "js",
     }));
   },

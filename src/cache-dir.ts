@@ -297,11 +297,12 @@ export function cacheMac(scope: CacheScope, ...parts: (string | Uint8Array)[]): 
 
 /**
  * The bytes and stats of the cache file `file`, or undefined when it is missing, unreadable or not
- * a regular file (opened non-blocking: a FIFO is refused, never waited on).
+ * a regular file (opened non-blocking: a FIFO is refused, never waited on). With `reuse` large
+ * enough, the bytes are a view of it (../regular-file.ts).
  */
-export function readCacheFile(file: string): { bytes: Buffer; stats: Stats } | undefined {
+export function readCacheFile(file: string, reuse?: Buffer): { bytes: Buffer; stats: Stats } | undefined {
   try {
-    const read = readRegularFileSync(file);
+    const read = readRegularFileSync(file, undefined, reuse);
     return "bytes" in read ? read : undefined;
   } catch {
     return undefined;

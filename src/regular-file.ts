@@ -8,7 +8,7 @@
  * - a socket cannot even be opened (ENXIO): `readRegularText` reports it as "a socket" too;
  * - other open errors (ENOENT, EACCES, …) are thrown as they are, for the caller to word.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
 
 const OPEN_NON_BLOCKING = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -61,18 +61,35 @@ export async function readNamedText(file: string, fail: (reason: string) => Erro
  * `readRegularText` without waiting (for start-up paths that read many small files): the bytes
  * of `file` when it is a regular file, else what it is instead, each with the file's stats.
  * `check` sees a regular file's stats before any byte is read; it may throw to refuse the file.
+ * With `reuse` large enough for the file, the bytes are read into it (they are then a view of it).
  */
 export function readRegularFileSync(
   file: string,
   check?: (stats: Stats) => void,
+  reuse?: Buffer,
 ): { bytes: Buffer; stats: Stats } | { kind: string; stats: Stats } {
   const fd = openSync(file, OPEN_NON_BLOCKING);
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return { kind: fileKind(stats), stats };
     check?.(stats);
-    return { bytes: readFileSync(fd), stats };
+    return { bytes: reuse === undefined ? readFileSync(fd) : readWhole(fd, stats.size, reuse), stats };
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The first `size` bytes of the open file `fd` (fewer when it ends sooner), read into `reuse` when
+ * it is large enough, else into a new buffer (not zero-filled: every byte returned is read).
+ */
+export function readWhole(fd: number, size: number, reuse?: Buffer): Buffer {
+  const buffer = reuse !== undefined && reuse.length >= size ? reuse : Buffer.allocUnsafeSlow(size);
+  let length = 0;
+  while (length < size) {
+    const read = readSync(fd, buffer, length, size - length, null);
+    if (read === 0) break;
+    length += read;
+  }
+  return buffer.subarray(0, length);
 }

@@ -33,13 +33,24 @@ export function processIo(options: ProcessIoOptions = {}): CliIo {
     process.on(name as CliSignal, (received: NodeJS.Signals) => signals.emit(name, received));
   });
   return {
-    stdin: process.stdin,
+    // process.stdin is built on first use only: for a file or /dev/null it is a file stream, and
+    // building one loads ~10 of Node's modules (fs/promises, readline, watchers) that most
+    // commands never need (docs/performance.md).
+    get stdin() {
+      return process.stdin;
+    },
     get stdinKind() {
       return stdinKind();
     },
     stdout: process.stdout,
     stderr: process.stderr,
-    isTTY: { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true },
+    isTTY: {
+      get stdin() {
+        return process.stdin.isTTY === true;
+      },
+      stdout: process.stdout.isTTY === true,
+      stderr: process.stderr.isTTY === true,
+    },
     env: process.env,
     cwd: process.cwd(),
     signals,
