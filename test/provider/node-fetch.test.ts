@@ -75,6 +75,16 @@ describe("nodeFetch answers as Node's fetch does", () => {
     expect(ours.headers["x-keep"]).toBe("1");
   });
 
+  it("a redirect to another origin also drops api-key and x-api-key (fetch sends them on); one to the same origin keeps them", async () => {
+    const init = { method: "POST", body: "x", headers: { "api-key": "azure-secret", "x-api-key": "other-secret", "x-keep": "1" } };
+    const away = JSON.parse(await (await nodeFetch(`${main.url}/away`, init)).text()) as { headers: Record<string, string> };
+    expect([away.headers["api-key"], away.headers["x-api-key"], away.headers["x-keep"]]).toEqual([undefined, undefined, "1"]);
+    const theirs = JSON.parse(await (await fetch(`${main.url}/away`, init)).text()) as { headers: Record<string, string> };
+    expect(theirs.headers["api-key"]).toBe("azure-secret");
+    const here = JSON.parse(await (await nodeFetch(`${main.url}/307`, init)).text()) as { headers: Record<string, string> };
+    expect([here.headers["api-key"], here.headers["x-api-key"]]).toEqual(["azure-secret", "other-secret"]);
+  });
+
   it("more than 20 redirects: TypeError, as fetch", async () => {
     await expect(fetch(`${main.url}/loop`)).rejects.toThrow(TypeError);
     await expect(nodeFetch(`${main.url}/loop`)).rejects.toThrow(TypeError);

@@ -19,7 +19,9 @@
  *   request is never sent again here (the provider's retries are the only ones, and visible);
  *   redirects are followed (at most 20; 303, and 301/302 of a POST, become a GET without
  *   body; a redirect to another origin drops `authorization`, `proxy-authorization` and
- *   `cookie`); `redirect: "manual"` returns the redirect, `"error"` rejects;
+ *   `cookie`, as fetch does, and also `api-key` and `x-api-key`, the key headers of Azure-style
+ *   and Anthropic-style APIs (a spec's `model.headers`), which fetch would send on);
+ *   `redirect: "manual"` returns the redirect, `"error"` rejects;
  * - a connection must be made (for https: its TLS handshake done) within CONNECT_TIMEOUT_MS
  *   (undici's default), else it fails with an error that says it timed out; nothing else is timed here: the caller's signal is the limit
  *   (the provider's inactivity timer, docs/reliability.md);
@@ -46,8 +48,8 @@ const STANDARD_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "P
 const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
 /** Headers about a request body, dropped with the body on a redirect that becomes a GET. */
 const BODY_HEADERS = ["content-encoding", "content-language", "content-location", "content-type", "content-length"];
-/** Headers dropped on a redirect to another origin. */
-const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
+/** Headers dropped on a redirect to another origin: fetch's three, and the API key headers other than `authorization` (module rules). */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "api-key", "x-api-key"];
 
 type Protocol = "http:" | "https:";
 
