@@ -17,10 +17,13 @@
  *   that the worker was started is named (`workers`), since starting one costs a Node bootstrap;
  * - `beforeMain` is the CPU time sampled before yiem's `main` first runs: loading, compiling and
  *   evaluating the bundle's start-up files (with the Node modules they import); the rest is the
- *   command (parsing, the spec, the tools, chunks loaded on first use, the run, the exit).
+ *   command (parsing, the spec, the tools, chunks loaded on first use, the run, the exit). The
+ *   bundle's local names are minified, so `main` is found through its source map (`isMainFrame`).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { median, runOnce } from "./measure.mjs";
 
@@ -45,6 +48,26 @@ export function bucketOf(url, functionName) {
   return `file ${url.replace(/^file:\/\//, "").split("/").slice(-2).join("/")}`;
 }
 
+/** Source maps of the bundle files seen in profiles, by URL (null: none could be read). */
+const sourceMaps = new Map();
+
+/** Whether a call frame is yiem's `main` (src/cli/main.ts), by name or, in the minified bundle, by its source map. */
+export function isMainFrame(frame) {
+  if (!/\/dist\/bundle\/(?:cli\.js|yiem\.cjs)$/.test(frame.url ?? "")) return false;
+  if (frame.functionName === "main") return true;
+  if (!sourceMaps.has(frame.url)) {
+    let map = null;
+    try {
+      map = new SourceMap(JSON.parse(readFileSync(`${fileURLToPath(frame.url)}.map`, "utf8")));
+    } catch {
+      // no map: the frame is judged by its name only
+    }
+    sourceMaps.set(frame.url, map);
+  }
+  const entry = sourceMaps.get(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber);
+  return entry?.name === "main" && /(?:^|\/)src\/cli\/main\.ts$/.test(entry.originalSource ?? "");
+}
+
 /** Self time (ms) per bucket of one `.cpuprofile`, and the profile's total (ms, idle excluded). */
 export function summarizeProfile(profile) {
   const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -64,7 +87,7 @@ export function summarizeProfile(profile) {
     if (underMain.has(id)) return underMain.get(id);
     const frame = nodeById.get(id)?.callFrame ?? {};
     const parent = parentOf.get(id);
-    const result = (frame.functionName === "main" && /\/dist\/bundle\/(?:cli\.js|yiem\.cjs)$/.test(frame.url)) || (parent !== undefined && isUnderMain(parent));
+    const result = isMainFrame(frame) || (parent !== undefined && isUnderMain(parent));
     underMain.set(id, result);
     return result;
   };

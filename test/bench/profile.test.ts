@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { repoRoot, yiemBin } from "../support/cli.js";
 
 interface Summary { total: number; beforeMain: number; buckets: Map<string, number> }
 interface Profiled { total: number; beforeMain: number; workers: number; buckets: Array<{ bucket: string; ms: number }> }
@@ -39,6 +40,13 @@ describe("bench profile summary", () => {
     expect(summary.beforeMain).toBe(2);
     expect(summary.buckets.get("Node: module loading (resolve, read, compile)")).toBe(3);
     expect(summary.buckets.get("yiem dist/bundle/cli.js")).toBe(2);
+  });
+
+  it("finds main in the built bundle, whose local names are minified (through its source map)", async () => {
+    const profiled = await profileCommand([process.execPath, yiemBin, "tools", "list"], { cwd: repoRoot }, 1);
+    expect(profiled.total).toBeGreaterThan(0);
+    // Not found, every sample would count as loading.
+    expect(profiled.beforeMain).toBeLessThan(profiled.total);
   });
 
   it("sums the main thread's profile only and names the worker threads the command started", async () => {
