@@ -11,13 +11,12 @@
  *   listeners. Events the reader has not taken by then are lost.
  */
 import type { CliIo } from "./io.js";
+import { graceMs } from "../grace-ms.js";
 
 const DEFAULT_EXIT_GRACE_MS = 2000;
 
 export function exitGraceMs(env: NodeJS.ProcessEnv): number {
-  const raw = env.YIEM_EXIT_GRACE_MS;
-  const fromEnv = Number(raw);
-  return raw !== undefined && raw !== "" && Number.isFinite(fromEnv) && fromEnv >= 0 ? fromEnv : DEFAULT_EXIT_GRACE_MS;
+  return graceMs(env, "YIEM_EXIT_GRACE_MS", DEFAULT_EXIT_GRACE_MS);
 }
 
 /** `flushed`, but for at most the grace, and not past an abort of `signal`. Never rejects. */

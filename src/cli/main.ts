@@ -15,6 +15,7 @@ import { withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
 import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { EXIT } from "./exit-codes.js";
 import { STDIN_MARK } from "./stdin-mark.js";
+import { graceVariableProblem } from "../grace-ms.js";
 import { registerBatchCommands } from "./batch-flags.js";
 import { withAgentOptions, type AgentFlagTexts } from "./agent-flags.js";
 
@@ -207,6 +208,11 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
   if (!load) {
     // yargs' strict mode rejects unknown commands before this point.
     reportUsageError(io, `unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
+    return EXIT.usage;
+  }
+  const badGrace = graceVariableProblem(io.env);
+  if (badGrace !== undefined) {
+    reportUsageError(io, badGrace, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
     return EXIT.usage;
   }
   const { handler } = await load();

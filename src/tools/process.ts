@@ -17,6 +17,7 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { isSecretEnvVar } from "../secrets.js";
+import { graceMs } from "../grace-ms.js";
 
 /**
  * The environment of every child (command tools, command hooks, MCP stdio servers): the parent's
@@ -39,13 +40,11 @@ const TAIL_LINES = 20;
 
 /**
  * The kill grace period of `env` (the parent environment of the children it ends, the CLI's
- * io.env): `YIEM_KILL_GRACE_MS` when it is a number ≥ 0, else 2000 ms. Only a library caller that
+ * io.env): `YIEM_KILL_GRACE_MS` when it is a number ≥ 0 (../grace-ms.ts), else 2000 ms. Only a library caller that
  * gives no env gets the process's own.
  */
 export function killGraceMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.YIEM_KILL_GRACE_MS;
-  const fromEnv = Number(raw);
-  return Number.isFinite(fromEnv) && fromEnv >= 0 && raw !== undefined && raw !== "" ? fromEnv : DEFAULT_KILL_GRACE_MS;
+  return graceMs(env, "YIEM_KILL_GRACE_MS", DEFAULT_KILL_GRACE_MS);
 }
 
 export interface RunProcessOptions {
