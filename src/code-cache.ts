@@ -75,7 +75,7 @@ export function loadBundle(file: string, contentHash: string): unknown {
   const folder = cacheFolder("code");
   const entry = folder === null ? null : join(folder, codeCacheEntryName(contentHash));
   // The entry is read into the source's buffer (decoded by now): a start then touches ~0.5 MB
-  // less fresh memory, ~2 ms of page faults here (docs/performance.md, "Ninth pass").
+  // less fresh memory, ~2 ms of page faults here (docs/performance.md, "Tenth pass").
   const cached = entry === null ? undefined : readEntry(entry, bytes);
   const script = new Script(Module.wrap(source), { filename: file, cachedData: cached?.data });
   const accepted = cached !== undefined && !script.cachedDataRejected;
