@@ -22,12 +22,20 @@ export type LoadedAttachment =
   | { kind: "text"; name: string; text: string }
   | { kind: "image"; name: string; image: ImageContent };
 
-/** Reads and classifies every attachment (see module rules), `-` from the call's `stdin`; throws a UsageError naming the file at fault. */
-export async function readAttachments(list: ResolvedAttachment[], stdin: CliInput, signal?: AbortSignal): Promise<LoadedAttachment[]> {
+/**
+ * Reads and classifies every attachment (see module rules), `-` from the call's `stdin`, a file
+ * through `read` (default: read it now); throws a UsageError naming the file at fault.
+ */
+export async function readAttachments(
+  list: ResolvedAttachment[],
+  stdin: CliInput,
+  signal?: AbortSignal,
+  read: (path: string) => Promise<Buffer> = readFile,
+): Promise<LoadedAttachment[]> {
   const loaded: LoadedAttachment[] = [];
   let total = 0;
   for (const item of list) {
-    const bytes = item.path === "-" ? await readStdinBytes(stdin, signal) : await readFile(item.path);
+    const bytes = item.path === "-" ? await readStdinBytes(stdin, signal) : await read(item.path);
     total += bytes.length;
     if (total > ATTACHMENT_LIMITS.totalBytes) {
       throw new UsageError(`the attachments are more than the ${formatBytes(ATTACHMENT_LIMITS.totalBytes)} a run may attach (at "${item.name}")`);

@@ -103,6 +103,26 @@ describe("modes", () => {
     expect(byId.gone.error).toContain('attachment "missing.txt" not found');
   });
 
+  it("reads the --attach files once per batch: a file changed while the batch runs gives every item the same bytes", async () => {
+    const shared = join(fixture.dir, "shared.txt");
+    await writeFile(shared, "as it was\n");
+    let changed = false;
+    fixture.server = await startChatServer(async (request) => {
+      if (!changed) {
+        changed = true;
+        await writeFile(shared, "changed\n");
+      }
+      return itemReply(request);
+    });
+    await writeFile(join(fixture.dir, "shared.jsonl"), ["a", "b", "c"].map((id) => JSON.stringify({ id, prompt: `item ${id}` })).join("\n"));
+    const file = join(fixture.dir, "shared-out.jsonl");
+    const r = await yiem(["shared.jsonl", "-o", file, "--attach", "shared.txt", "--concurrency", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(changed).toBe(true);
+    const texts = (await readResults(file)).map((x) => x.text).sort();
+    expect(texts).toEqual(["a", "b", "c"].map((id) => `done: item ${id}\n\nAttachment: shared.txt\n\`\`\`\nas it was\n\`\`\``));
+  });
+
   it("refuses an item's attachment outside the current folder (a path up, an absolute path, a link out)", async () => {
     fixture.server = await startChatServer((request) => itemReply(request));
     const { basename, dirname } = await import("node:path");
