@@ -82,8 +82,8 @@ const requireFromRoot = createRequire(`${root}package.json`);
 
 /**
  * What yargs' build uses of `assert` (`notStrictEqual` and `strictEqual`, with `Object.is` as
- * node:assert compares), so the bundle never loads node:assert; a failed check throws an Error
- * with node:assert's message.
+ * node:assert compares), so the bundle never loads node:assert; a failed check throws a plain
+ * Error with a message like node:assert's (yargs passes none and checks for no AssertionError).
  */
 const YARGS_ASSERT = [
   "var __yargsAssert = {",

@@ -24,7 +24,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import Module, { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { closeSync, fstatSync, openSync, statSync } from "node:fs";
 import { readWhole } from "./regular-file.js";
 import { cacheFolder, cacheMac, noteUsed, processCacheScope, pruneCacheFolder, readCacheFile, writeCacheFile } from "./cache-dir.js";
 
@@ -69,14 +69,15 @@ export function loadBundle(file: string, contentHash: string): unknown {
   if (process.sourceMapsEnabled) return requireHere(file);
   // Read as Latin-1: the bundles are ASCII (the build checks), and decoding UTF-8 costs a
   // 0.65 MB bundle ~5 ms and ~150 more page faults than copying bytes (docs/performance.md).
-  const bytes = readBundle(file);
-  const source = bytes.toString("latin1");
   setNotedV8Flags();
   const folder = cacheFolder("code");
   const entry = folder === null ? null : join(folder, codeCacheEntryName(contentHash));
-  // The entry is read into the source's buffer (decoded by now): a start then touches ~0.5 MB
-  // less fresh memory, ~2 ms of page faults here (docs/performance.md, "Tenth pass").
-  const cached = entry === null ? undefined : readEntry(entry, bytes);
+  // One buffer for the source and then the entry (the source is decoded by then), as large as
+  // the larger: a start touches ~0.5 MB less fresh memory, ~2 ms of page faults here
+  // (docs/performance.md, "Tenth pass").
+  const { bytes, buffer } = readBundle(file, entry === null ? 0 : (statSync(entry, { throwIfNoEntry: false })?.size ?? 0));
+  const source = bytes.toString("latin1");
+  const cached = entry === null ? undefined : readEntry(entry, buffer);
   const script = new Script(Module.wrap(source), { filename: file, cachedData: cached?.data });
   const accepted = cached !== undefined && !script.cachedDataRejected;
   loadedScripts.push({ script, entry, commands: accepted ? cached.commands : null });
@@ -140,11 +141,13 @@ function writeEntry(entry: string, commands: string[], data: Buffer): void {
   writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${mac} ${commands.join(",")}\n`), data]));
 }
 
-/** The bytes of the bundle `file`, in a buffer of their own (`readEntry` may reuse it). */
-function readBundle(file: string): Buffer {
+/** The bytes of the bundle `file`, read into a new `buffer` of at least `atLeast` bytes (for `readEntry` to reuse). */
+function readBundle(file: string, atLeast: number): { bytes: Buffer; buffer: Buffer } {
   const fd = openSync(file, "r");
   try {
-    return readWhole(fd, fstatSync(fd).size);
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.allocUnsafeSlow(Math.max(size, atLeast));
+    return { bytes: readWhole(fd, size, buffer), buffer };
   } finally {
     closeSync(fd);
   }

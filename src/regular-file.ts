@@ -61,7 +61,9 @@ export async function readNamedText(file: string, fail: (reason: string) => Erro
  * `readRegularText` without waiting (for start-up paths that read many small files): the bytes
  * of `file` when it is a regular file, else what it is instead, each with the file's stats.
  * `check` sees a regular file's stats before any byte is read; it may throw to refuse the file.
- * With `reuse` large enough for the file, the bytes are read into it (they are then a view of it).
+ * With `reuse` large enough for the file, the bytes are read into it (they are then a view of it);
+ * with `reuse`, only as many bytes as fstat gave are read (cache entries: one cut short fails its
+ * check), where readFileSync reads to the end.
  */
 export function readRegularFileSync(
   file: string,

@@ -12,6 +12,7 @@ describe("grace variables", () => {
   it("take milliseconds ≥ 0; unset or empty is the default", () => {
     expect(graceMs({ YIEM_KILL_GRACE_MS: "0" }, "YIEM_KILL_GRACE_MS", 2000)).toBe(0);
     expect(graceMs({ YIEM_KILL_GRACE_MS: "1500.5" }, "YIEM_KILL_GRACE_MS", 2000)).toBe(1500.5);
+    expect(graceMs({ YIEM_KILL_GRACE_MS: "2147483647" }, "YIEM_KILL_GRACE_MS", 2000)).toBe(2147483647);
     expect(graceMs({ YIEM_KILL_GRACE_MS: "" }, "YIEM_KILL_GRACE_MS", 2000)).toBe(2000);
     expect(graceMs({}, "YIEM_KILL_GRACE_MS", 2000)).toBe(2000);
     expect(killGraceMs({ YIEM_KILL_GRACE_MS: "250" })).toBe(250);
@@ -20,8 +21,8 @@ describe("grace variables", () => {
   });
 
   it("any other value is a problem that names the variable (a library caller gets the default)", () => {
-    for (const bad of ["5s", "-1", "abc", "Infinity", " "]) {
-      expect(graceVariableProblem({ YIEM_EXIT_GRACE_MS: bad }), bad).toBe(`YIEM_EXIT_GRACE_MS=${JSON.stringify(bad)} is not a number of milliseconds ≥ 0 (like 2000; unset it for the default)`);
+    for (const bad of ["5s", "-1", "abc", "Infinity", " ", " 5", "0x10", "1e3", "2147483648"]) {
+      expect(graceVariableProblem({ YIEM_EXIT_GRACE_MS: bad }), bad).toBe(`YIEM_EXIT_GRACE_MS=${JSON.stringify(bad)} is not a number of milliseconds from 0 to 2147483647 (like 2000; unset it for the default)`);
       expect(killGraceMs({ YIEM_KILL_GRACE_MS: bad })).toBe(2000);
     }
   });
@@ -30,7 +31,7 @@ describe("grace variables", () => {
     const bad = await runCli(["tools", "list"], { env: { YIEM_KILL_GRACE_MS: "5s" } });
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toContain('YIEM_KILL_GRACE_MS="5s" is not a number of milliseconds ≥ 0');
+    expect(bad.stderr).toContain('YIEM_KILL_GRACE_MS="5s" is not a number of milliseconds from 0 to 2147483647');
     const good = await runCli(["tools", "list"], { env: { YIEM_KILL_GRACE_MS: "500", YIEM_EXIT_GRACE_MS: "0" } });
     expect(good.code, good.stderr).toBe(0);
     expect(good.stdout).toMatch(/\bgetTime\b/);

@@ -23,19 +23,20 @@ export type LoadedAttachment =
   | { kind: "image"; name: string; image: ImageContent };
 
 /**
- * Reads and classifies every attachment (see module rules), `-` from the call's `stdin`, a file
- * through `read` (default: read it now); throws a UsageError naming the file at fault.
+ * Reads and classifies every attachment (see module rules), `-` from the call's stdin (`stdin()`,
+ * asked for only then: building process.stdin costs a start Node's file streams), a file through
+ * `read` (default: read it now); throws a UsageError naming the file at fault.
  */
 export async function readAttachments(
   list: ResolvedAttachment[],
-  stdin: CliInput,
+  stdin: () => CliInput,
   signal?: AbortSignal,
   read: (path: string) => Promise<Buffer> = readFile,
 ): Promise<LoadedAttachment[]> {
   const loaded: LoadedAttachment[] = [];
   let total = 0;
   for (const item of list) {
-    const bytes = item.path === "-" ? await readStdinBytes(stdin, signal) : await read(item.path);
+    const bytes = item.path === "-" ? await readStdinBytes(stdin(), signal) : await read(item.path);
     total += bytes.length;
     if (total > ATTACHMENT_LIMITS.totalBytes) {
       throw new UsageError(`the attachments are more than the ${formatBytes(ATTACHMENT_LIMITS.totalBytes)} a run may attach (at "${item.name}")`);

@@ -46,9 +46,10 @@ export type StdinResult =
 export async function readStdin(options: ReadStdinOptions): Promise<StdinResult> {
   const mode = options.mode ?? "auto";
   if (mode === "never") return { kind: "none" };
-  const stream = options.io.stdin;
   const kind = options.io.stdinKind;
   if (kind !== "readable" && !(mode === "wait" && kind === "terminal")) return { kind: "none" };
+  // Only now: building process.stdin for /dev/null or a file loads Node's file streams.
+  const stream = options.io.stdin;
   const graceMs = mode === "wait" ? undefined : options.graceMs;
   return new Promise((resolvePromise, rejectPromise) => {
     const chunks: Buffer[] = [];

@@ -9,7 +9,7 @@
  * as loading every package bundled into it. No timings here: those are benchmarks (`npm run bench`).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -234,7 +234,7 @@ describe("start-up compiles only the Node modules the command uses", () => {
     "NativeModule assert",
   ];
 
-  function builtinsLoaded(args: string[], stdin: "pipe" | "ignore" = "pipe"): { code: number | null; stderr: string; loaded: string[] } {
+  function builtinsLoaded(args: string[], stdin: "pipe" | "ignore" | number = "pipe"): { code: number | null; stderr: string; loaded: string[] } {
     const out = join(dir, `builtins-${++traceCount}.txt`);
     const preloadCjs = join(dir, "builtins.cjs");
     writeFileSync(preloadCjs, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n")));\n');
@@ -262,10 +262,23 @@ describe("start-up compiles only the Node modules the command uses", () => {
     expect(run.loaded.filter((m) => m === "NativeModule internal/fs/streams")).toEqual([]);
   });
 
-  it("the check sees a file read stream where stdin is built (run reads a prompt from /dev/null's stdin)", () => {
-    const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "--stdin", "What time is it in Tokyo?"], "ignore");
+  it("a replay run with stdin on /dev/null never builds process.stdin either (nothing there to read)", () => {
+    const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"], "ignore");
     expect(run.code, run.stderr).toBe(0);
-    expect(run.loaded).toContain("NativeModule internal/fs/streams");
+    expect(run.loaded.filter((m) => m === "NativeModule internal/fs/streams")).toEqual([]);
+  });
+
+  it("the check sees a file read stream where stdin is built (run reads its prompt from a file as stdin)", () => {
+    const prompt = join(dir, "prompt.txt");
+    writeFileSync(prompt, "What time is it in Tokyo?\n");
+    const fd = openSync(prompt, "r");
+    try {
+      const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl"], fd);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.loaded).toContain("NativeModule internal/fs/streams");
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it("--version writes to fd 1 without building process.stdout: no stream or net module", () => {

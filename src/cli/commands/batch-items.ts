@@ -103,7 +103,7 @@ export async function runBatchItem(item: BatchItem, shared: BatchRunShared, sign
   const startedAt = performance.now();
   try {
     const files = [...shared.spec.attachments, ...(await itemFiles(item, shared.cwd))];
-    const messages = attachToPrompt(itemMessages(item, shared), await readAttachments(files, NO_STDIN, signal, (path) => sharedFile(shared, path)));
+    const messages = attachToPrompt(itemMessages(item, shared), await readAttachments(files, () => NO_STDIN, signal, (path) => sharedFile(shared, path)));
     const provider = await shared.newProvider();
     const onItemEvent = shared.onItemEvent;
     const result = await shared.runAgent({

@@ -161,7 +161,7 @@ async function run(ctx: RunContext): Promise<number> {
   const input = withStdinAttachment(promptInput(argv, ctx.io.env), spec, argv);
   const stored = sessionRequest(argv, spec);
   const stdin = await readPromptStdin(ctx, input);
-  const attachments = await unlessStopped(readAttachments(spec.attachments, ctx.io.stdin, signal), signal);
+  const attachments = await unlessStopped(readAttachments(spec.attachments, () => ctx.io.stdin, signal), signal);
   // The run's tool policy; a history (--session, a stored session, NDJSON messages) may not call a tool it refuses.
   const allowed = (await import("../../tools/policy.js")).createToolPolicy(spec.tools.allow, spec.tools.deny);
   const session = argv.session === undefined

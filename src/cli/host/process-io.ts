@@ -46,7 +46,7 @@ export function processIo(options: ProcessIoOptions = {}): CliIo {
     stderr: process.stderr,
     isTTY: {
       get stdin() {
-        return process.stdin.isTTY === true;
+        return stdinIsTerminal();
       },
       stdout: process.stdout.isTTY === true,
       stderr: process.stderr.isTTY === true,
@@ -85,8 +85,13 @@ function stdinKind(): CliIo["stdinKind"] {
   try {
     const stats = fstatSync(0);
     if (stats.isFIFO() || stats.isFile() || stats.isSocket()) return "readable";
-    return stats.isCharacterDevice() && process.stdin.isTTY === true ? "terminal" : "none";
+    return stats.isCharacterDevice() && stdinIsTerminal() ? "terminal" : "none";
   } catch {
     return "none";
   }
+}
+
+/** Whether fd 0 is a terminal (what `process.stdin.isTTY` says, without building process.stdin). */
+function stdinIsTerminal(): boolean {
+  return (process.getBuiltinModule("node:tty") as typeof import("node:tty")).isatty(0);
 }
