@@ -17,8 +17,7 @@ export type GraceVariable = (typeof GRACE_VARIABLES)[number];
 
 /** The value of `name` in `env` when it is valid (rules above), else `fallback`. */
 export function graceMs(env: NodeJS.ProcessEnv, name: GraceVariable, fallback: number): number {
-  const parsed = parse(env[name]);
-  return parsed ?? fallback;
+  return parse(env[name]) ?? fallback;
 }
 
 /** What is wrong with the grace variables of `env`, for a usage error; undefined when nothing is. */

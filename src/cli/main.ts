@@ -192,10 +192,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     output = text;
   })) as Record<string, unknown>;
   if (ownFailure) throw ownFailure.error;
-  if (usageFailure !== undefined) {
-    reportUsageError(io, usageFailure, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
-    return EXIT.usage;
-  }
+  if (usageFailure !== undefined) return failUsage(io, args, usageFailure);
   if (output !== "" || (cli as unknown as { getInternalMethods(): { getHasOutput(): boolean } }).getInternalMethods().getHasOutput()) {
     // --help, --version, the completion script: yargs' text, as its own console.log would print it.
     if (output !== "") await (await import("./output.js")).printText(output, io.stdout);
@@ -205,16 +202,10 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
   if (promptAfterDashes) argv["--"] = promptAfterDashes;
   const words = (argv._ as unknown[]).map(String);
   const load = COMMANDS[(words[0] === "mcp" && words[1] === "serve") || (words[0] === "batch" && words[1] === "merge") ? `${words[0]} ${words[1]}` : words[0]];
-  if (!load) {
-    // yargs' strict mode rejects unknown commands before this point.
-    reportUsageError(io, `unknown command "${String((argv._ as unknown[])[0])}" (see --help)`, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
-    return EXIT.usage;
-  }
+  // yargs' strict mode rejects unknown commands before this point.
+  if (!load) return failUsage(io, args, `unknown command "${String((argv._ as unknown[])[0])}" (see --help)`);
   const badGrace = graceVariableProblem(io.env);
-  if (badGrace !== undefined) {
-    reportUsageError(io, badGrace, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
-    return EXIT.usage;
-  }
+  if (badGrace !== undefined) return failUsage(io, args, badGrace);
   const { handler } = await load();
   // A command whose promise can never settle (its event loop ran dry) fails instead of exiting 0;
   // commands with an event stream register their own, more precise watcher (see host/drain.ts).
@@ -327,6 +318,12 @@ function usageErrorFormat(args: string[], io: CliIo): "ndjson" | "github" | "tex
   const eventsCommand = args[0] === "run" || (args[0] === "tools" && args[1] === "call");
   if (!eventsCommand) return "text";
   return (mode ?? (io.isTTY.stderr ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
+}
+
+/** Reports the usage error `message` in the form `args` ask for (`usageErrorFormat`, `jsonResult`); the exit code. */
+function failUsage(io: CliIo, args: string[], message: string): number {
+  reportUsageError(io, message, usageErrorFormat(args, io), jsonResult(args, EXIT.usage));
+  return EXIT.usage;
 }
 
 /** For `yiem run --output json`: a usage error still prints the one JSON result (cli/output.ts). */

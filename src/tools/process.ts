@@ -40,7 +40,7 @@ const TAIL_LINES = 20;
 
 /**
  * The kill grace period of `env` (the parent environment of the children it ends, the CLI's
- * io.env): `YIEM_KILL_GRACE_MS` when it is a number ≥ 0 (../grace-ms.ts), else 2000 ms. Only a library caller that
+ * io.env): `YIEM_KILL_GRACE_MS` when it is valid (../grace-ms.ts), else 2000 ms. Only a library caller that
  * gives no env gets the process's own.
  */
 export function killGraceMs(env: NodeJS.ProcessEnv = process.env): number {
