@@ -68,7 +68,7 @@ export const VENDOR = {
 const vendorOf = Object.fromEntries(Object.entries(VENDOR).flatMap(([name, pkgs]) => pkgs.map((p) => [p, name])));
 
 /** yiem modules that live in start.cjs only (the loader and what it imports); yiem.cjs requires them from there. */
-export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts"];
+export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts", "src/name-hash.ts", "src/project-folder.ts"];
 
 /** Packages loaded with `requireCjs` at run time that stay in node_modules (named so esbuild never inlines them). */
 const EXTERNAL = ["sucrase", "sucrase/*"];
@@ -91,6 +91,26 @@ const YARGS_ASSERT = [
   "strictEqual(actual, expected, message) { if (!Object.is(actual, expected)) throw new Error(message ?? `Expected values to be strictly equal:\\n\\n${String(actual)} !== ${String(expected)}\\n`); },",
   "};",
 ].join(" ");
+
+/**
+ * Built-ins that yiem's own modules import at their top but that a start may never use: an
+ * import of one becomes an object of getters that loads the built-in on first use (node:crypto
+ * and its ~20 internal modules, fs/promises with readline and the fs watchers: a few ms of every
+ * start; zlib, for the code cache's CRC only once an entry is read; docs/performance.md). The
+ * names are the build's Node's (src/ is typed against them).
+ */
+const LAZY_BUILTINS = ["node:crypto", "node:fs/promises", "node:stream/promises", "node:timers/promises", "node:zlib"];
+const lazyBuiltins = {
+  name: "yiem-lazy-builtins",
+  setup(b) {
+    const namespace = "yiem-lazy-builtin";
+    b.onResolve({ filter: /^node:/ }, ({ path, namespace: from }) => (from !== namespace && LAZY_BUILTINS.includes(path) ? { path, namespace } : undefined));
+    b.onLoad({ filter: /.*/, namespace }, ({ path }) => {
+      const getters = Object.keys(requireFromRoot(path)).map((name) => `${JSON.stringify(name)}: { get: () => load()[${JSON.stringify(name)}], enumerable: true }`);
+      return { contents: `let loaded; const load = () => (loaded ??= require(${JSON.stringify(path)})); module.exports = Object.defineProperties({}, { ${getters.join(", ")} });`, loader: "js" };
+    });
+  },
+};
 
 /** `text` with its one occurrence of `find` replaced; throws when there is not exactly one (a package changed under the build). */
 function replaceOnce(text, find, replacement) {
@@ -236,6 +256,7 @@ const main = await build({
     ].join(" "),
   },
   plugins: [
+    lazyBuiltins,
     virtual("yiem-entry", () => `export { main, processIo } from "./${ENTRY_POINTS.cli}"; export * as library from "./${ENTRY_POINTS.index}"; export * as toolKit from "./${ENTRY_POINTS["tool-kit"]}";`),
     yiemSources,
   ],
@@ -253,7 +274,7 @@ const start = await build({
   entryPoints: { start: "yiem-start:" },
   outdir,
   banner: { js: META_URL },
-  plugins: [virtual("yiem-start", () => [
+  plugins: [lazyBuiltins, virtual("yiem-start", () => [
     ...SHARED.map((file) => `export * from "./${file}";`),
     'import { join } from "node:path";',
     `import { loadBundle } from "./src/code-cache.ts";`,

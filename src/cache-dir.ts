@@ -5,12 +5,17 @@
  *   others (the package's folder and the `modules`/`specs` folders: and not a symbolic link); an
  *   untrusted package folder is replaced by the user cache folder, and yiem caches nothing when
  *   that one (or an untrusted `$YIEM_CACHE_DIR`) is not trusted;
- * - entries are signed with an HMAC under a per-user secret key (`cacheKeyFolder()/key`, 32 random
- *   bytes, mode 0600), which never lives in the package's folder nor in any project folder (a
- *   folder at or below the working folder, or below a folder holding package.json, package.yaml
- *   or .git; the home folder and its ancestors are not projects): a `$YIEM_CACHE_DIR` inside a
- *   project (`.cache`, a CI cache under the workspace) keeps its entries, but their key is the
- *   user cache folder's, so a key and entries shipped with a checkout are never trusted;
+ * - how its entries are trusted (`cacheTrust`): a cache base that only the user's own yiem writes
+ *   is **owned** and its entries are used as they are: the package's own folder (whoever can write
+ *   there can change yiem's code itself), and a `$YIEM_CACHE_DIR` or user cache folder outside any
+ *   project (a folder at or below the working folder, or below a folder holding package.json,
+ *   package.yaml or .git; the home folder and its ancestors are not projects). A `$YIEM_CACHE_DIR`
+ *   inside a project (`.cache`, a CI cache under the workspace: a checkout could ship it) is
+ *   **signed**: each entry carries an HMAC under a per-user key (`cacheKeyFolder()/key`, 32 random
+ *   bytes, mode 0600) kept in the user cache folder, never in a project, and an entry whose HMAC
+ *   does not match is ignored. A user cache folder inside a project caches nothing;
+ * - every entry also holds what it stands for (a spec's path and text, a schema's JSON, a tool's
+ *   path and stat), compared exactly when read: names (`nameHash`) only place entries;
  * - only regular files are read (opened non-blocking, checked with fstat), so a FIFO never blocks;
  * - entries unused for 30 days are deleted, checked at most once a day, when something is written;
  *   only files with yiem's entry names are ever deleted;
@@ -18,14 +23,14 @@
  *   `XDG_CACHE_HOME`, `HOME`), working folder and home. The CLI passes its io's
  *   (`cacheScopeOf(io.env, io.cwd)`); only the library entry, with no io, falls back to the
  *   process's own (`processCacheScope()`). What is remembered is keyed by those inputs.
+ * Owned caches need no node:crypto at all: a warm start of `tools list` or `config` never loads it.
  */
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import {
   accessSync,
   constants,
   existsSync,
   linkSync,
-  realpathSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -38,9 +43,9 @@ import {
 } from "node:fs";
 import { homedir } from "node:os";
 import { homeFolder } from "./home-folder.js";
-import { basename, dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, join, resolve } from "node:path";
 import { readRegularFileSync } from "./regular-file.js";
+import { insideProject } from "./project-folder.js";
 import { packageRoot } from "./package-info.js";
 import { writeFileAtomicSync } from "./atomic-write.js";
 
@@ -165,12 +170,57 @@ export function cacheBaseFor(inputs: { chosen: string; explicit: boolean; user: 
   return inputs.trusted(inputs.user) ? inputs.user : null;
 }
 
+/**
+ * How the entries of `scope`'s cache are trusted (module rules): "owned" (used as they are), the
+ * key that signs them, or null (nothing is cached).
+ */
+export type CacheTrust = "owned" | Buffer | null;
+
+/** `cacheTrust` by its inputs: each answer may walk folders (real paths, a stat per project marker). */
+const trusts = new Map<string, CacheTrust>();
+
+/** How the entries of `scope`'s cache base are trusted (module rules). */
+export function cacheTrust(scope: CacheScope = processCacheScope()): CacheTrust {
+  const base = cacheBase(scope);
+  if (base === null) return null;
+  const explicit = scope.env.YIEM_CACHE_DIR;
+  const inputs = `${base}\0${explicit ?? ""}\0${scope.env.XDG_CACHE_HOME ?? ""}\0${scope.cwd}\0${scope.home}`;
+  let trust = trusts.get(inputs);
+  if (trust === undefined) {
+    trust = trustOf(base, explicit !== undefined && explicit !== "", scope);
+    trusts.set(inputs, trust);
+  }
+  return trust;
+}
+
+function trustOf(base: string, explicit: boolean, scope: CacheScope): CacheTrust {
+  return cacheTrustFor({
+    base,
+    explicit,
+    packageCache: join(packageRoot(), "node_modules", ".cache", "yiem"),
+    inProject: (dir) => insideProject(dir, scope.cwd, scope.home),
+    key: () => cacheKey(scope),
+  });
+}
+
+/**
+ * The trust of the cache base `base` (module rules): the package's own folder (`packageCache`,
+ * not a link: checked by `cacheBase`) is owned, as trusted as yiem's code; so is any base outside
+ * a project; a chosen base (`explicit`: `$YIEM_CACHE_DIR`) inside one is signed with `key()`;
+ * the user cache folder inside one caches nothing.
+ */
+export function cacheTrustFor(inputs: { base: string; explicit: boolean; packageCache: string; inProject: (dir: string) => boolean; key: () => Buffer | null }): CacheTrust {
+  if (!inputs.explicit && inputs.base === inputs.packageCache) return "owned";
+  if (!inputs.inProject(inputs.base)) return "owned";
+  return inputs.explicit ? inputs.key() : null;
+}
+
 const trustedSubfolders = new Map<string, string | null>();
 
 /** The trusted cache folder `name` (`specs`, `modules`, `schemas`, `code`), created when missing; null: cache nothing. */
 export function cacheFolder(name: string, scope: CacheScope = processCacheScope()): string | null {
   const base = cacheBase(scope);
-  if (base === null || cacheKey(scope) === null) return null;
+  if (base === null || cacheTrust(scope) === null) return null;
   const dir = join(base, name);
   let trusted = trustedSubfolders.get(dir);
   if (trusted === undefined) {
@@ -181,60 +231,23 @@ export function cacheFolder(name: string, scope: CacheScope = processCacheScope(
 }
 
 /**
- * The folder of the per-user key: `$YIEM_CACHE_DIR` when set (the user chose it) and outside any
- * project, else the user cache folder; null when that one is inside a project too (no caching).
+ * The folder of the per-user key that signs the entries of a cache inside a project: the user
+ * cache folder, or null when that one is inside a project too (then such a cache caches nothing).
  * Never the package's own folder, nor a project's, which a checkout could ship (rules above).
  */
 export function cacheKeyFolder(scope: CacheScope = processCacheScope()): string | null {
   const user = userCacheDirFor(scope.env, scope.home);
-  const inputs = `${scope.env.YIEM_CACHE_DIR ?? ""}\0${user}\0${scope.cwd}\0${scope.home}`;
+  const inputs = `${user}\0${scope.cwd}\0${scope.home}`;
   let folder = keyFolders.get(inputs);
   if (folder === undefined) {
-    const chosen = scope.env.YIEM_CACHE_DIR && resolve(scope.cwd, scope.env.YIEM_CACHE_DIR);
-    if (chosen && !insideProject(chosen, scope.cwd, scope.home)) folder = chosen;
-    else folder = insideProject(resolve(scope.cwd, user), scope.cwd, scope.home) ? null : user;
+    folder = insideProject(resolve(scope.cwd, user), scope.cwd, scope.home) ? null : user;
     keyFolders.set(inputs, folder);
   }
   return folder;
 }
 
-/** `cacheKeyFolder` by its inputs: each answer walks folders with real paths and a stat per project marker, and a start asks ~10 times. */
+/** `cacheKeyFolder` by its inputs. */
 const keyFolders = new Map<string, string | null>();
-
-/** Files that make a folder a project root (as for the spec search). */
-const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
-
-/**
- * Whether `dir` (absolute) is inside a project a checkout could have shipped: at or below the
- * working folder, or at or below a folder holding a project marker; the home folder and the
- * folders above it never count (a dotfiles repository in home is no checkout). Compared by real path.
- */
-export function insideProject(dir: string, cwd: string, home: string): boolean {
-  const real = realPathOfExisting(dir);
-  const realHome = realPathOfExisting(home);
-  const atOrAbove = (folder: string) => realHome === folder || realHome.startsWith(folder.endsWith(sep) ? folder : folder + sep);
-  const within = (folder: string) => real === folder || real.startsWith(folder.endsWith(sep) ? folder : folder + sep);
-  const realCwd = realPathOfExisting(cwd);
-  if (!atOrAbove(realCwd) && within(realCwd)) return true;
-  for (let at = real; !atOrAbove(at); at = dirname(at)) {
-    if (PROJECT_MARKERS.some((marker) => existsSync(join(at, marker)))) return true;
-    if (dirname(at) === at) break;
-  }
-  return false;
-}
-
-/** The real path of `path`: that of its nearest existing ancestor, with the missing rest appended. */
-function realPathOfExisting(path: string): string {
-  const missing: string[] = [];
-  for (let at = resolve(path); ; at = dirname(at)) {
-    try {
-      return join(realpathSync(at), ...missing.reverse());
-    } catch {
-      if (dirname(at) === at) return resolve(path);
-      missing.push(basename(at));
-    }
-  }
-}
 
 const keys = new Map<string, Buffer | null>();
 
@@ -286,13 +299,29 @@ function readKey(file: string): Buffer | null {
   return read.bytes;
 }
 
-/** Hex HMAC-SHA256 of `parts` (each ended by NUL) under the per-user key of `scope`; null when there is none. */
-export function cacheMac(scope: CacheScope, ...parts: (string | Uint8Array)[]): string | null {
-  const key = cacheKey(scope);
-  if (!key) return null;
-  const hmac = createHmac("sha256", key);
+/** The signature an owned cache's entries carry in place of an HMAC. */
+export const UNSIGNED = "-";
+
+/**
+ * The signature of an entry made of `parts` in `scope`'s cache: UNSIGNED when the cache is owned,
+ * else the hex HMAC-SHA256 of the parts (each ended by NUL) under the per-user key; null when
+ * nothing is cached.
+ */
+export function cacheSignature(scope: CacheScope, ...parts: (string | Uint8Array)[]): string | null {
+  const trust = cacheTrust(scope);
+  if (trust === null || trust === "owned") return trust === null ? null : UNSIGNED;
+  const hmac = createHmac("sha256", trust);
   for (const part of parts) hmac.update(part).update("\0");
   return hmac.digest("hex");
+}
+
+/** Whether `signature`, read from an entry made of `parts`, may be trusted in `scope`'s cache (any, when owned). */
+export function signatureMatches(scope: CacheScope, signature: string, ...parts: (string | Uint8Array)[]): boolean {
+  const trust = cacheTrust(scope);
+  if (trust === null) return false;
+  if (trust === "owned") return true;
+  const expected = cacheSignature(scope, ...parts);
+  return expected !== null && expected.length === signature.length && timingSafeEqual(Buffer.from(expected), Buffer.from(signature));
 }
 
 /**
@@ -311,11 +340,12 @@ export function readCacheFile(file: string, reuse?: Buffer): { bytes: Buffer; st
 
 /**
  * Writes `text` to `file` atomically (../atomic-write.ts), mode 0600, through a temp file named
- * `<file>.<pid>.<random>.tmp`, the name `pruneCacheFolder` knows as a leftover; not flushed (a
- * torn entry fails its HMAC check and is rebuilt). Throws.
+ * `<file>.<pid>.<random>.tmp`, the name `pruneCacheFolder` knows as a leftover. Not flushed unless
+ * `flush`: an entry torn by a crash is one its reader rejects (malformed JSON, a wrong length, a
+ * signature); one whose reader could not tell (the code cache, given to V8) is flushed. Throws.
  */
-export function writeCacheFile(file: string, text: string | Buffer): void {
-  writeFileAtomicSync(file, text, { mode: 0o600, flush: false, temp: `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` });
+export function writeCacheFile(file: string, text: string | Buffer, options: { flush?: boolean } = {}): void {
+  writeFileAtomicSync(file, text, { mode: 0o600, flush: options.flush ?? false, temp: `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` });
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -333,9 +363,12 @@ export function noteUsed(file: string, stats: Stats, now = Date.now()): void {
   }
 }
 
-/** Names yiem gives cache entries (64 hex digits, then `.pack`, `.json`, `.ok` or `.code`) and their temp files. */
-const ENTRY_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok|code)$/;
-const TEMP_NAME = /^[0-9a-f]{64}\.(?:pack|json|ok|code)\.\d+\.[0-9a-f]{12}\.tmp$/;
+/**
+ * Names yiem gives cache entries (16 hex digits, `nameHash`; 64 before, still pruned; then
+ * `.pack`, `.json`, `.ok` or `.code`) and their temp files.
+ */
+const ENTRY_NAME = /^(?:[0-9a-f]{16}|[0-9a-f]{64})\.(?:pack|json|ok|code)$/;
+const TEMP_NAME = /^(?:[0-9a-f]{16}|[0-9a-f]{64})\.(?:pack|json|ok|code)\.\d+\.[0-9a-f]{12}\.tmp$/;
 
 /**
  * Deletes the entries of the cache folder `dir` unused for UNUSED_ENTRY_MS and temp files left for

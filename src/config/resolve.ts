@@ -9,7 +9,7 @@
  * durations become milliseconds. Every problem goes to `problems` (./problems.ts), and the value
  * at fault falls back to its default, so that one load reports them all.
  */
-import { stat } from "node:fs/promises";
+import { statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { DEFAULT_LIMITS, type Limits, type ToolExecutionMode } from "../loop/types.js";
 import { plantedOnTheWay, plantedReason } from "../planted-path.js";
@@ -107,7 +107,7 @@ export async function resolveSpec(input: ResolveInput): Promise<ResolvedSpec> {
       : writeToolOn ? path.join(baseDir, DEFAULT_WRITE_TOOL_DIR) : null;
   // With writeTool on, its folder loads after the toolDirs (once it exists), so tools written in
   // an earlier run are offered again.
-  if (writeToolOn && writeToolDir && !toolDirs.includes(writeToolDir) && (await isDirectory(writeToolDir))) {
+  if (writeToolOn && writeToolDir && !toolDirs.includes(writeToolDir) && isDirectory(writeToolDir)) {
     refusePlanted(writeToolDir, `writeTool folder "${spec.writeToolDir ?? DEFAULT_WRITE_TOOL_DIR}"`, ["writeToolDir"], specError);
     toolDirs.push(writeToolDir);
   }
@@ -197,8 +197,21 @@ function refusePlanted(absolute: string, what: string, specPath: SpecPath, specE
   if (found) throw specError(`${what} ${plantedReason(found, absolute)} (${absolute}); yiem does not run code from it`, specPath);
 }
 
-async function isDirectory(dir: string): Promise<boolean> {
-  return (await stat(dir).catch(() => null))?.isDirectory() ?? false;
+/** The stats of `file`, or undefined when it cannot be stat'ed (synchronous: a few stats a start, and node:fs/promises stays unloaded). */
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  return statOrUndefined(dir)?.isDirectory() ?? false;
+}
+
+function isFile(file: string): boolean {
+  return statOrUndefined(file)?.isFile() ?? false;
 }
 
 async function resolveToolDirs(
@@ -213,7 +226,7 @@ async function resolveToolDirs(
   if (overrides.toolDirs?.length) {
     for (const dir of overrides.toolDirs) {
       const absolute = path.resolve(cwd, dir);
-      if (!(await isDirectory(absolute))) {
+      if (!isDirectory(absolute)) {
         problems.add(new ConfigError(`--tool-dir: tool folder "${dir}" not found (${absolute})`, { key: "--tool-dir" }));
         continue;
       }
@@ -222,14 +235,14 @@ async function resolveToolDirs(
   } else if (spec.toolDirs === undefined) {
     // Default: the `tools/` folder beside the spec (or in cwd without a spec), when there is one.
     const fallback = path.join(baseDir, "tools");
-    if (await isDirectory(fallback)) {
+    if (isDirectory(fallback)) {
       refusePlanted(fallback, 'tool folder "tools"', ["toolDirs"], specError);
       dirs.push(fallback);
     }
   } else {
     for (const [index, dir] of spec.toolDirs.entries()) {
       const absolute = path.resolve(baseDir, dir);
-      if (!(await isDirectory(absolute))) {
+      if (!isDirectory(absolute)) {
         problems.add(specError(`tool folder "${dir}" not found (${absolute})`, ["toolDirs", index]));
         continue;
       }
@@ -282,7 +295,7 @@ async function resolveHook(
 ): Promise<ResolvedHook> {
   if (typeof hook === "string") {
     const file = path.resolve(baseDir, hook);
-    if (!(await stat(file).catch(() => null))?.isFile()) {
+    if (!isFile(file)) {
       throw specError(`hook module "${hook}" not found (${file})`, specPath);
     }
     refusePlanted(file, `hook module "${hook}"`, specPath, specError);
@@ -299,7 +312,7 @@ async function resolveHook(
   const argv = (typeof hook.command === "string" ? [hook.command.trim()] : hook.command).map((arg) =>
     arg.startsWith("./") || arg.startsWith("../") ? path.resolve(baseDir, arg) : arg,
   );
-  if (path.isAbsolute(argv[0]) && !(await stat(argv[0]).catch(() => null))?.isFile()) {
+  if (path.isAbsolute(argv[0]) && !isFile(argv[0])) {
     throw specError(`hook program "${argv[0]}" not found`, [...commandPath, 0]);
   }
   if (path.isAbsolute(argv[0])) refusePlanted(argv[0], `hook program "${argv[0]}"`, [...commandPath, 0], specError);

@@ -14,8 +14,7 @@
  * Modules go through yiem's own loader (./modules/): TypeScript and ES modules transformed once and
  * cached on disk by content; `yiem` resolves to this package.
  */
-import { statSync } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { messageOf } from "../error-text.js";
 import { plantedOnTheWay, plantedReason } from "../planted-path.js";
@@ -42,9 +41,12 @@ export function toolFileKind(fileName: string): ToolFileKind | null {
   return null;
 }
 
-/** Tool files of one folder, alphabetically. Throws when the folder cannot be read. */
+/**
+ * Tool files of one folder, alphabetically. Rejects when the folder cannot be read. Read
+ * synchronously (one folder listing; node:fs/promises and the modules it loads stay out of a start).
+ */
 export async function listToolFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
+  const entries = readdirSync(dir, { withFileTypes: true });
   return entries
     .filter((e) => !e.isDirectory() && toolFileKind(e.name) !== null)
     .map((e) => e.name)
@@ -180,7 +182,7 @@ export function errorMessage(error: unknown): string {
 /** Whether `path` exists and is a folder. */
 export async function isDirectory(path: string): Promise<boolean> {
   try {
-    return (await stat(path)).isDirectory();
+    return statSync(path).isDirectory();
   } catch {
     return false;
   }

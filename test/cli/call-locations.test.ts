@@ -71,13 +71,15 @@ describe("the spec, session and cache locations of a CLI call are its io's", () 
   it("two calls with different HOME and XDG folders in io.env use different locations; the process's are untouched", async () => {
     // A: home is root/x/y, so the search stops there and never reaches root/x's spec.
     const homeA = join(root, "x", "y");
-    const a = await runAs({ HOME: homeA, XDG_STATE_HOME: join(root, "state-a"), XDG_CACHE_HOME: join(root, "cache-a") }, ["--model", "test-model", "--base-url", server.url, "--api-key-env", "TEST_API_KEY"]);
+    // A cache in the call's folder is a signed one: its key is made in the user cache folder of the call's env.
+    const cache = { YIEM_CACHE_DIR: ".yiem-cache" };
+    const a = await runAs({ HOME: homeA, XDG_STATE_HOME: join(root, "state-a"), XDG_CACHE_HOME: join(root, "cache-a"), ...cache }, ["--model", "test-model", "--base-url", server.url, "--api-key-env", "TEST_API_KEY"]);
     expect(a.events[0]).toMatchObject({ type: "agentStart", configPath: null, tools: expect.arrayContaining(["echo"]) });
     expect(sessionFiles(join(root, "state-a", "yiem", "sessions"))).toHaveLength(1);
     expect(existsSync(join(root, "cache-a", "yiem", "key"))).toBe(true);
 
     // B: home is root (the spec above the call's folder is found) and no XDG folders: the defaults under that home.
-    const b = await runAs({ HOME: root });
+    const b = await runAs({ HOME: root, ...cache });
     expect(b.events[0]).toMatchObject({ type: "agentStart", configPath: join(root, "x", "agent.config.yaml"), tools: expect.arrayContaining(["echo"]) });
     expect(sessionFiles(join(root, ".local", "state", "yiem", "sessions"))).toHaveLength(1);
     expect(existsSync(join(root, ".cache", "yiem", "key"))).toBe(true);

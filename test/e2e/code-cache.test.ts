@@ -2,13 +2,15 @@
  * The V8 code cache of the bundle (src/code-cache.ts, docs/performance.md "The code cache"), seen
  * from the real binary: a CommonJS preload records, for every bundle file compiled through
  * vm.Script, whether cached data was given and whether V8 rejected it. The cache is written after
- * the command, used by the next start, signed with the per-user key (a planted or edited entry is
- * never given to V8), rewritten when V8 rejects it or it is torn, and extended once per new
- * command. No timings here (bench/startup.mjs measures them).
+ * the command, used by the next start, checked by its CRC-32 (an edited entry is never given to
+ * V8), signed with the per-user key in a cache inside a project (a planted entry is never given
+ * to V8 there), rewritten when V8 rejects it or it is torn, and extended once per new command.
+ * No timings here (bench/startup.mjs measures them).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { crc32 } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -30,6 +32,8 @@ process.on("exit", () => fs.writeFileSync(process.env.SCRIPTS_FILE, JSON.stringi
 
 let dir: string;
 let cacheDir: string;
+/** XDG_CACHE_HOME of every run: where the key of a signed cache is kept. */
+let userCache: string;
 let recorder: string;
 let count = 0;
 
@@ -42,7 +46,7 @@ interface Compiled {
 /** The spawn of `yiem ...args` in the repository with the recorder, and the file it records the compiled bundles in. */
 function yiemCommand(args: string[], env: Record<string, string> = {}) {
   const out = join(dir, `scripts-${++count}.json`);
-  const options = { cwd: repoRoot, env: baseEnv({ YIEM_CACHE_DIR: cacheDir, SCRIPTS_FILE: out, NO_COLOR: "1", ...env }) };
+  const options = { cwd: repoRoot, env: baseEnv({ YIEM_CACHE_DIR: cacheDir, XDG_CACHE_HOME: userCache, SCRIPTS_FILE: out, NO_COLOR: "1", ...env }) };
   return { argv: ["-r", recorder, yiemBin, ...args], options, compiled: () => JSON.parse(readFileSync(out, "utf8")) as Compiled[] };
 }
 
@@ -80,13 +84,24 @@ function header(file: string): string[] {
   return bytes.subarray(0, bytes.indexOf(0x0a)).toString("latin1").split(" ");
 }
 
-/** An entry for `file`'s name with `data`, signed with `key` the way src/code-cache.ts signs. */
-function signedEntry(file: string, commands: string, data: Buffer, key: Buffer): Buffer {
+/** An entry for `file`'s name with `data` and its CRC, signed with `key` the way src/code-cache.ts signs (null: unsigned, as in an owned cache). */
+function entryOf(file: string, commands: string, data: Buffer, key: Buffer | null): Buffer {
   const name = file.slice(file.lastIndexOf("/") + 1);
-  const hmac = createHmac("sha256", key);
-  for (const part of ["yiem-code-cache-1", name, commands]) hmac.update(part).update("\0");
-  hmac.update(data).update("\0");
-  return Buffer.concat([Buffer.from(`yiem-code-cache-1 ${hmac.digest("hex")} ${commands}\n`), data]);
+  let signature = "-";
+  if (key) {
+    const hmac = createHmac("sha256", key);
+    for (const part of ["yiem-code-cache-2", name, commands]) hmac.update(part).update("\0");
+    signature = hmac.update(data).update("\0").digest("hex");
+  }
+  const crc = crc32(data).toString(16).padStart(8, "0");
+  return Buffer.concat([Buffer.from(`yiem-code-cache-2 ${signature} ${crc} ${commands}\n`), data]);
+}
+
+/** Makes the next runs use a signed cache: a cache folder inside a checkout, the key in the user cache folder. */
+function useSignedCache(): void {
+  const project = mkdtempSync(join(dir, "project-"));
+  mkdirSync(join(project, ".git"));
+  cacheDir = join(project, "cache");
 }
 
 beforeAll(() => {
@@ -101,6 +116,7 @@ afterAll(() => {
 
 beforeEach(() => {
   cacheDir = mkdtempSync(join(dir, "cache-"));
+  userCache = mkdtempSync(join(dir, "user-"));
 });
 
 describe("the bundle's code cache", () => {
@@ -108,7 +124,8 @@ describe("the bundle's code cache", () => {
     const first = yiem(["tools", "list"]);
     expect(first.code, first.stderr).toBe(0);
     expect(bundle(first)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
-    expect(header(bundleEntry())[2]).toBe("tools");
+    expect(header(bundleEntry())[1]).toBe("-"); // an owned cache: unsigned
+    expect(header(bundleEntry())[3]).toBe("tools");
     const second = yiem(["tools", "list"]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toBe(first.stdout);
@@ -127,14 +144,14 @@ describe("the bundle's code cache", () => {
     const config = yiem(["config"]);
     expect(bundle(config)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
     const entry = bundleEntry();
-    expect(header(entry)[2]).toBe("tools,config");
+    expect(header(entry)[3]).toBe("tools,config");
     const written = statSync(entry).mtimeMs;
     expect(yiem(["config"]).code).toBe(0);
     expect(yiem(["tools", "list"]).code).toBe(0);
     expect(statSync(entry).mtimeMs).toBe(written);
   });
 
-  it("an edited entry (its signature no longer matches) is never given to V8, and is rewritten", () => {
+  it("an edited entry (its CRC no longer matches) is never given to V8, and is rewritten", () => {
     expect(yiem(["tools", "list"]).code).toBe(0);
     const entry = bundleEntry();
     const bytes = readFileSync(entry);
@@ -147,27 +164,36 @@ describe("the bundle's code cache", () => {
     expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
   });
 
-  it("a planted entry signed with another key is never given to V8", () => {
-    expect(yiem(["tools", "list"]).code).toBe(0);
+  it("in a cache inside a project, entries are signed and one planted unsigned or signed with another key is never given to V8", () => {
+    useSignedCache();
+    const first = yiem(["tools", "list"]);
+    expect(first.code, first.stderr).toBe(0);
     const entry = bundleEntry();
+    expect(header(entry)[1]).toMatch(/^[0-9a-f]{64}$/);
+    expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
     const data = readFileSync(entry).subarray(readFileSync(entry).indexOf(0x0a) + 1);
-    writeFileSync(entry, signedEntry(entry, "tools", data, Buffer.alloc(32, 7)));
-    const planted = yiem(["tools", "list"]);
-    expect(planted.code, planted.stderr).toBe(0);
-    expect(bundle(planted)?.cached).toBe(false);
+    for (const key of [null, Buffer.alloc(32, 7)]) {
+      writeFileSync(entry, entryOf(entry, "tools", data, key));
+      const planted = yiem(["tools", "list"]);
+      expect(planted.code, planted.stderr).toBe(0);
+      expect(bundle(planted)?.cached).toBe(false);
+    }
   });
 
-  it("a signed entry V8 rejects (data of another script) is ignored and rewritten", () => {
-    expect(yiem(["tools", "list"]).code).toBe(0);
-    const entry = bundleEntry();
-    const key = readFileSync(join(cacheDir, "key"));
-    writeFileSync(entry, signedEntry(entry, "tools", Buffer.alloc(4096, 1), key));
-    const rejected = yiem(["tools", "list"]);
-    expect(rejected.code, rejected.stderr).toBe(0);
-    expect(rejected.stdout).toMatch(/\bgetTime\b/);
-    expect(bundle(rejected)).toEqual({ file: "yiem.cjs", cached: true, rejected: true });
-    expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
-  });
+  for (const signed of [false, true]) {
+    it(`an entry V8 rejects (data of another script) is ignored and rewritten (${signed ? "signed" : "owned"} cache)`, () => {
+      if (signed) useSignedCache();
+      expect(yiem(["tools", "list"]).code).toBe(0);
+      const entry = bundleEntry();
+      const key = signed ? readFileSync(join(userCache, "yiem", "key")) : null;
+      writeFileSync(entry, entryOf(entry, "tools", Buffer.alloc(4096, 1), key));
+      const rejected = yiem(["tools", "list"]);
+      expect(rejected.code, rejected.stderr).toBe(0);
+      expect(rejected.stdout).toMatch(/\bgetTime\b/);
+      expect(bundle(rejected)).toEqual({ file: "yiem.cjs", cached: true, rejected: true });
+      expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+    });
+  }
 
   it("a run that started the watch thread leaves a cache the next run accepts (V8's flags as they were at load)", () => {
     const args = ["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"];

@@ -59,22 +59,29 @@ describe("tool schemas are checked when loading", () => {
 
   it("remembers valid schemas in the cache folder, never invalid ones", async () => {
     await loadTools(tools);
-    const cache = JSON.parse(readFileSync(schemaCacheFile(processCacheScope())!, "utf8")) as { format: string; valid: string[] };
+    const [signature, body] = readFileSync(schemaCacheFile(processCacheScope())!, "utf8").split("\n");
+    const cache = JSON.parse(body) as { format: string; valid: string[] };
     expect(schemaCacheFile(processCacheScope())).toBe(join(cacheDir, "schemas", "valid.json"));
-    expect(cache.format).toBe("yiem-schemas-1");
+    expect(signature).toBe("-"); // a cache outside any project: owned, unsigned
+    expect(cache.format).toBe("yiem-schemas-2");
+    // The valid schemas by their JSON text; the invalid ones are never remembered.
     expect(cache.valid.length).toBeGreaterThanOrEqual(1);
-    expect(cache.valid.every((k) => /^[0-9a-f]{64}$/.test(k))).toBe(true);
+    expect(cache.valid.every((json) => JSON.parse(json).type === "object")).toBe(true);
+    expect(cache.valid.some((json) => json.includes("strin") || json.includes("#/definitions/missing"))).toBe(false);
   });
 
   it("CLI: `tools list` warns about the invalid schemas each time; a warm start loads no ajv", () => {
-    let cliCache = join(dir, "cli-cache");
+    // A cache inside a project (a signed one), its key in the user cache folder outside it.
+    mkdirSync(join(dir, "proj", ".git"), { recursive: true });
+    let cliCache = join(dir, "proj", "cli-cache");
+    let userCache = join(dir, "user-cache");
     const list = () => {
       const trace = join(dir, `trace-${Math.random().toString(36).slice(2)}.txt`);
       writeFileSync(trace, "");
       const r = spawnSync(process.execPath, ["--import", join(repoRoot, "bench", "lib", "trace-modules.mjs"), yiemBin, "tools", "list", "--tool-dir", join(dir, "goodonly")], {
         // Not the caches' parent: a cache folder inside the working folder never holds the key.
         cwd: join(dir, "goodonly"),
-        env: { ...process.env, YIEM_CACHE_DIR: cliCache, YIEM_TRACE_MODULES: trace },
+        env: { ...process.env, YIEM_CACHE_DIR: cliCache, XDG_CACHE_HOME: userCache, YIEM_TRACE_MODULES: trace },
         encoding: "utf8",
       });
       const ajvLoaded = readFileSync(trace, "utf8").split("\n").some((l) => /node_modules[\\/]ajv[\\/]/.test(l));
@@ -92,9 +99,11 @@ describe("tool schemas are checked when loading", () => {
     expect(warm.stdout).toBe(cold.stdout);
     expect(warm.ajvLoaded).toBe(false);
 
-    // Entries are signed with the per-user cache key: a copied cache (another key) proves nothing.
+    // Entries are signed with the per-user cache key: a cache copied from another user (another key) proves nothing.
     const copied = readFileSync(remembered, "utf8");
-    cliCache = join(dir, "cli-cache-other");
+    expect(copied.split("\n")[0]).toMatch(/^[0-9a-f]{64}$/);
+    cliCache = join(dir, "proj", "cli-cache-other");
+    userCache = join(dir, "user-cache-other");
     mkdirSync(join(cliCache, "schemas"), { recursive: true, mode: 0o700 });
     writeFileSync(join(cliCache, "schemas", "valid.json"), copied);
     expect(list().ajvLoaded).toBe(true);

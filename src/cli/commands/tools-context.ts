@@ -74,8 +74,17 @@ export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): voi
   for (const p of problems) emit({ type: "warning", message: `tool not loaded: ${p.reason}`, path: p.path });
 }
 
+/**
+ * The emitter of a tools command's events (warnings), in a run frame of its own. The frame, and
+ * its runId, are made at the first event: a command that emits none (a clean `tools list`)
+ * never loads node:crypto for the id.
+ */
 export function newEmitter(sink: CliEventSink, io: CliIo): Emit {
-  return createRunFrame({ runId: randomUUID(), sink: (event) => sink.emit(commandRedactor(io)(event)) }).emit;
+  let emit: Emit | undefined;
+  return (event) => {
+    emit ??= createRunFrame({ runId: randomUUID(), sink: (framed) => sink.emit(commandRedactor(io)(framed)) }).emit;
+    emit(event);
+  };
 }
 
 

@@ -2,16 +2,18 @@
  * The persistent cache of transformed module code, under `<yiemCacheDir()>/modules/`. Rules:
  * - an entry's key is the sha256 of the loader's output format version, the sucrase version, the
  *   absolute file path and the source: any change to one of them is a miss;
- * - entries are kept in one pack file per source folder (`<sha256 of the folder>.pack`), since
+ * - entries are kept in one pack file per source folder (`<nameHash of the folder>.pack`), since
  *   creating and opening hundreds of small files costs more than transforming them: a folder of
  *   500 tools is one read when warm and one write when cold;
  * - new entries are written once the current burst of loads is over (or at process exit at the
  *   latest): merged with what is on disk then, to a temp file renamed into place, so a reader sees
  *   a whole pack or none. Entries of files that no longer exist are dropped on a write;
- * - a pack is signed: its second line is an HMAC of its folder and content under the per-user cache
- *   key (cache-dir.ts), so a pack yiem did not write itself (say, one shipped with a checkout in
- *   node_modules/.cache/yiem) reads as empty and none of its code runs. Packs unused for 30 days
- *   are deleted, and only a trusted cache folder is used (cache-dir.ts);
+ * - a pack's second line is its signature (../../cache-dir.ts): UNSIGNED in an owned cache (one
+ *   only this user's yiem writes), else an HMAC of its folder and content under the per-user
+ *   cache key, so a pack yiem did not write itself in a signed cache (say, one shipped with a
+ *   checkout in its `.cache`) reads as empty and none of its code runs. Entries are found by
+ *   their exact path. Packs unused for 30 days are deleted, and only a trusted cache folder is
+ *   used (cache-dir.ts);
  * - an entry also keeps the stat signature (size, mtime, ctime, inode, device) its source had when
  *   read, if the file had then been unchanged for STAT_TRUST_MS (so a write in the same clock
  *   tick cannot look unchanged; `ctime` cannot be set back by tools that preserve mtimes): a file
@@ -24,11 +26,12 @@
 import { hash } from "node:crypto";
 import { existsSync, readFileSync, statSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { cacheFolder, cacheMac, noteUsed, pruneCacheFolder, readCacheFile, writeCacheFile, type CacheScope } from "../../cache-dir.js";
+import { cacheFolder, cacheSignature, noteUsed, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../../cache-dir.js";
+import { nameHash } from "../../name-hash.js";
 import { requireCjs } from "../../require-cjs.js";
 
 /** Bump when the transformed code, the way it is run or the pack layout changes. */
-const FORMAT_VERSION = "yiem-modules-5";
+const FORMAT_VERSION = "yiem-modules-6";
 
 /** A source unchanged for this long when read is trusted to be unchanged while its stat matches. */
 const STAT_TRUST_MS = 2000;
@@ -96,20 +99,20 @@ function packFor(folder: string, scope: CacheScope): Pack {
   const id = `${cacheDir}\0${folder}`;
   let pack = packs.get(id);
   if (!pack) {
-    const file = cacheDir === null ? null : join(cacheDir, `${hash("sha256", `${FORMAT_VERSION}\0${folder}`, "hex")}.pack`);
+    const file = cacheDir === null ? null : join(cacheDir, `${nameHash(FORMAT_VERSION, folder)}.pack`);
     pack = { file, folder, scope, entries: readPack(file, folder, scope), used: new Set(), dirty: false };
     packs.set(id, pack);
   }
   return pack;
 }
 
-/** The signature of a pack's content `body` for the source folder `folder`. */
-function packMac(scope: CacheScope, folder: string, body: string): string | null {
-  return cacheMac(scope, FORMAT_VERSION, "pack", folder, body);
+/** What a pack's signature covers: the format, its source folder and its content `body`. */
+function signedParts(folder: string, body: string): string[] {
+  return [FORMAT_VERSION, "pack", folder, body];
 }
 
 /**
- * Pack layout: the format line, the signature line (`packMac` of everything after it), a JSON line
+ * Pack layout: the format line, the signature line (of `signedParts`: everything after it), a JSON line
  * `[[path, key, length, stat], …]`, then every entry's code back to back (lengths in UTF-16 units).
  * Anything unexpected, or a wrong signature, reads as an empty pack.
  */
@@ -122,7 +125,7 @@ function readPack(file: string | null, folder: string, scope: CacheScope): Map<s
     const text = read.bytes.toString("utf8");
     if (!text.startsWith(PACK_MAGIC)) return entries;
     const macEnd = text.indexOf("\n", PACK_MAGIC.length);
-    if (macEnd < 0 || text.slice(PACK_MAGIC.length, macEnd) !== packMac(scope, folder, text.slice(macEnd + 1))) return entries;
+    if (macEnd < 0 || !signatureMatches(scope, text.slice(PACK_MAGIC.length, macEnd), ...signedParts(folder, text.slice(macEnd + 1)))) return entries;
     const headerEnd = text.indexOf("\n", macEnd + 1);
     const header = JSON.parse(text.slice(macEnd + 1, headerEnd)) as Array<[string, string, number, string | null]>;
     let offset = headerEnd + 1;
@@ -221,10 +224,10 @@ function writePack(pack: Pack): void {
     codes.push(code);
   }
   const body = `${JSON.stringify(header)}\n${codes.join("")}`;
-  const mac = packMac(pack.scope, pack.folder, body);
-  if (mac === null) return;
+  const signature = cacheSignature(pack.scope, ...signedParts(pack.folder, body));
+  if (signature === null) return;
   try {
-    writeCacheFile(pack.file, `${PACK_MAGIC}${mac}\n${body}`);
+    writeCacheFile(pack.file, `${PACK_MAGIC}${signature}\n${body}`);
     pruneCacheFolder(dirname(pack.file));
   } catch {
     // a cache that cannot be written only costs speed

@@ -1,7 +1,9 @@
 /**
- * The module and spec caches trust only what this user's yiem wrote (an HMAC
- * under a per-user key), only a folder of this user that nobody else can write, and only regular
- * files; old entries are pruned.
+ * The module and spec caches trust only a folder of this user that nobody else can write, and
+ * only regular files; a cache inside a project (one a checkout could ship) is signed, and there
+ * only what this user's yiem wrote (an HMAC under a per-user key kept outside any project) is
+ * used; an owned cache (outside any project, or the package's own folder) needs no signatures.
+ * Old entries are pruned. Most tests here use a signed cache: `root` is a project (`.git`).
  */
 import { execFileSync } from "node:child_process";
 import { createHash, hash } from "node:crypto";
@@ -21,19 +23,29 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cacheBaseFor, cacheKeyFolder, processCacheScope, pruneCacheFolder, trustedCacheFolder } from "../../../src/cache-dir.js";
+import { cacheBaseFor, cacheKeyFolder, cacheTrust, cacheTrustFor, processCacheScope, pruneCacheFolder, trustedCacheFolder, UNSIGNED } from "../../../src/cache-dir.js";
+import { nameHash } from "../../../src/name-hash.js";
 import { packageRoot } from "../../../src/package-info.js";
 
 const DAY = 24 * 60 * 60 * 1000;
+const MODULES_FORMAT = "yiem-modules-6";
+const SPEC_FORMAT = "spec-cache-3";
 const saved = { YIEM_CACHE_DIR: process.env.YIEM_CACHE_DIR, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
 let root: string;
 let cacheDir: string;
+/** The user cache folder (XDG_CACHE_HOME), outside the project: where the key lives. */
+let userCache: string;
+let keyFile: string;
 
 beforeEach(() => {
   root = realpathSync(mkdtempSync(path.join(tmpdir(), "yiem-cache-hardening-")));
+  mkdirSync(path.join(root, ".git")); // a checkout: a cache in it is signed
   cacheDir = path.join(root, "cache");
   mkdirSync(cacheDir, { mode: 0o700 });
+  userCache = realpathSync(mkdtempSync(path.join(tmpdir(), "yiem-cache-user-")));
+  keyFile = path.join(userCache, "yiem", "key");
   process.env.YIEM_CACHE_DIR = cacheDir;
+  process.env.XDG_CACHE_HOME = userCache;
 });
 afterEach(() => {
   for (const [name, value] of Object.entries(saved)) {
@@ -41,6 +53,7 @@ afterEach(() => {
     else process.env[name] = value;
   }
   rmSync(root, { recursive: true, force: true });
+  rmSync(userCache, { recursive: true, force: true });
 });
 
 /** A fresh copy of yiem's modules, as a new process would have (nothing memoised). */
@@ -67,7 +80,7 @@ function source(relative: string, text: string): string {
 function specProject(name: string): (config: typeof import("../../../src/config/load.js")) => ReturnType<typeof import("../../../src/config/load.js").loadSpec> {
   source("p/package.json", "{}");
   source("p/agent.config.yaml", `name: ${name}\nmodel: m\n`);
-  return (config) => config.loadSpec({ cwd: path.join(root, "p"), env: { YIEM_CACHE_DIR: cacheDir }, overrides: {}, requireModel: false });
+  return (config) => config.loadSpec({ cwd: path.join(root, "p"), env: { YIEM_CACHE_DIR: cacheDir, XDG_CACHE_HOME: userCache }, overrides: {}, requireModel: false });
 }
 
 const sucraseVersion = () => String(JSON.parse(readFileSync(path.join(packageRoot(), "node_modules", "sucrase", "package.json"), "utf8")).version);
@@ -76,42 +89,42 @@ const sucraseVersion = () => String(JSON.parse(readFileSync(path.join(packageRoo
 const evilCode = (marker: string) =>
   `(async function (exports, require, module, __filename, __dirname, m, i, end) {require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran"); exports.origin = "evil"; end();})`;
 
+/** The pack file of the source folder `folder` in `cache` (named as src/tools/modules/cache.ts names it). */
+const packFile = (cache: string, folder: string) => path.join(cache, "modules", `${nameHash(MODULES_FORMAT, folder)}.pack`);
+
 /**
- * Plants, for `file`, what a checkout could ship in its cache folder: a pack with the right name
- * and the right (public) content key and file stat, holding evil code, in the old unsigned layout
- * and in the current one with a signature made under a key the attacker chose.
+ * Plants, for `file`, what a checkout could ship in its cache folder: a pack with the right name,
+ * the right (public) content key and file stat, holding evil code, with `signature` (UNSIGNED, as
+ * an owned cache's packs are, or an HMAC made under a key the attacker chose).
  */
-function plantPacks(file: string, marker: string): void {
-  const folder = path.dirname(file);
+function plantPack(file: string, marker: string, signature: "unsigned" | "forged"): void {
   const text = readFileSync(file, "utf8");
   const st = statSync(file);
   const stat = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.dev}`;
   const code = evilCode(marker);
-  const modules = path.join(cacheDir, "modules");
-  mkdirSync(modules, { recursive: true, mode: 0o700 });
-  for (const format of ["yiem-modules-4", "yiem-modules-5"]) {
-    const key = hash("sha256", `${format}\0${sucraseVersion()}\0${file}\0${text}`, "hex");
-    const body = `${JSON.stringify([[file, key, code.length, stat]])}\n${code}`;
-    const forgedMac = createHash("sha256").update(`attacker-key\0${body}`).digest("hex");
-    const pack = format === "yiem-modules-4" ? `${format}\n${body}` : `${format}\n${forgedMac}\n${body}`;
-    writeFileSync(path.join(modules, `${hash("sha256", `${format}\0${folder}`, "hex")}.pack`), pack);
-  }
+  mkdirSync(path.join(cacheDir, "modules"), { recursive: true, mode: 0o700 });
+  const key = hash("sha256", `${MODULES_FORMAT}\0${sucraseVersion()}\0${file}\0${text}`, "hex");
+  const body = `${JSON.stringify([[file, key, code.length, stat]])}\n${code}`;
+  const line = signature === "unsigned" ? UNSIGNED : createHash("sha256").update(`attacker-key\0${body}`).digest("hex");
+  writeFileSync(packFile(cacheDir, path.dirname(file)), `${MODULES_FORMAT}\n${line}\n${body}`);
 }
 
-describe("module cache: only packs this user's yiem wrote are run", () => {
-  it("a planted pack with the right key but evil code never runs (unsigned, or signed with another key)", async () => {
+describe("module cache: in a signed cache only packs this user's yiem wrote are run", () => {
+  it("a planted pack with the right content key but evil code never runs (unsigned, or signed with another key)", async () => {
     const file = source("tools/t.ts", 'export const origin: string = "real";\n');
     const marker = path.join(root, "MARKER");
-    writeFileSync(path.join(cacheDir, "key"), Buffer.alloc(32, 7), { mode: 0o600 }); // even a known key file…
-    chmodSync(path.join(cacheDir, "key"), 0o644); // …that others could read is replaced, not used
+    mkdirSync(path.dirname(keyFile), { recursive: true, mode: 0o700 });
+    writeFileSync(keyFile, Buffer.alloc(32, 7), { mode: 0o600 }); // even a known key file…
+    chmodSync(keyFile, 0o644); // …that others could read is replaced, not used
     await new Promise((resolve) => setTimeout(resolve, 2_100)); // old enough for its stat to be trusted
-    plantPacks(file, marker);
-    const { modules } = await fresh();
-    expect((await modules.importModule(file)).origin).toBe("real");
-    expect(existsSync(marker)).toBe(false);
-    const key = statSync(path.join(cacheDir, "key"));
-    expect(key.mode & 0o777).toBe(0o600);
-    expect(readFileSync(path.join(cacheDir, "key")).equals(Buffer.alloc(32, 7))).toBe(false);
+    for (const signature of ["unsigned", "forged"] as const) {
+      plantPack(file, marker, signature);
+      const { modules } = await fresh();
+      expect((await modules.importModule(file)).origin).toBe("real");
+      expect(existsSync(marker)).toBe(false);
+    }
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(keyFile).equals(Buffer.alloc(32, 7))).toBe(false);
   });
 
   it("a signed pack whose code was changed afterwards is ignored; an untouched one is used by a new process", async () => {
@@ -119,9 +132,7 @@ describe("module cache: only packs this user's yiem wrote are run", () => {
     const first = await fresh();
     expect((await first.modules.importModule(file)).origin).toBe("transformed");
     await flushed();
-    const packs = readdirSync(path.join(cacheDir, "modules")).filter((name) => name.endsWith(".pack"));
-    expect(packs).toHaveLength(1);
-    const pack = path.join(cacheDir, "modules", packs[0]);
+    const pack = packFile(cacheDir, path.dirname(file));
     const text = readFileSync(pack, "utf8");
     expect(text.split("\n")[1]).toMatch(/^[0-9a-f]{64}$/); // the signature line
 
@@ -137,40 +148,103 @@ describe("module cache: only packs this user's yiem wrote are run", () => {
     expect((await third.modules.importModule(file)).origin).toBe("transformed");
   });
 
-  it("keeps the key out of the package's folder: YIEM_CACHE_DIR, else the user cache folder", () => {
-    expect(cacheKeyFolder()).toBe(cacheDir);
+  it("keeps the key in the user cache folder, out of the package's folder and of any project (none there: a signed cache caches nothing)", async () => {
+    expect(cacheKeyFolder()).toBe(path.join(userCache, "yiem"));
     delete process.env.YIEM_CACHE_DIR;
-    process.env.XDG_CACHE_HOME = path.join(root, "xdg");
-    expect(cacheKeyFolder()).toBe(path.join(root, "xdg", "yiem"));
+    expect(cacheKeyFolder()).toBe(path.join(userCache, "yiem"));
     expect(String(cacheKeyFolder()).startsWith(packageRoot())).toBe(false);
+    process.env.YIEM_CACHE_DIR = cacheDir;
+    process.env.XDG_CACHE_HOME = path.join(root, "xdg"); // the user cache folder inside the checkout
+    vi.resetModules();
+    const cache = (await import("../../../src/cache-dir.js")) as typeof import("../../../src/cache-dir.js");
+    expect(cache.cacheKeyFolder()).toBeNull();
+    expect(cache.cacheTrust()).toBeNull();
+    expect(cache.cacheFolder("modules")).toBeNull();
+    expect(existsSync(path.join(root, "xdg"))).toBe(false);
   });
 });
 
-/** The spec cache's old (public) entry name for `parts`. */
-function oldSpecEntry(...parts: string[]): string {
-  const h = createHash("sha256");
-  for (const part of ["spec-cache-1", ...parts]) h.update(part).update("\0");
-  return h.digest("hex").slice(0, 40);
+describe("owned caches: used as they are, no key, no signatures", () => {
+  it("a YIEM_CACHE_DIR outside any project is owned: its packs and spec entries are unsigned, and no key is made", async () => {
+    const outside = realpathSync(mkdtempSync(path.join(tmpdir(), "yiem-cache-owned-")));
+    try {
+      process.env.YIEM_CACHE_DIR = outside;
+      const file = source("tools/t.ts", 'export const origin: string = "real";\n');
+      const { modules } = await fresh();
+      expect(cacheTrust()).toBe("owned");
+      expect((await modules.importModule(file)).origin).toBe("real");
+      await flushed();
+      expect(readFileSync(packFile(outside, path.dirname(file)), "utf8").split("\n")[1]).toBe(UNSIGNED);
+      expect(existsSync(keyFile)).toBe(false);
+      expect(existsSync(path.join(outside, "key"))).toBe(false);
+      // A new process uses the unsigned pack: the transformed code, without transforming again.
+      const second = await fresh();
+      const key = second.cache.cacheKey(file, readFileSync(file, "utf8"));
+      expect(second.cache.readCachedCode(file, key, processCacheScope())).toContain('const origin = "real"');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("an owned spec entry is used only for the exact path and text it was made from", async () => {
+    const outside = realpathSync(mkdtempSync(path.join(tmpdir(), "yiem-cache-owned-")));
+    try {
+      const specFile = source("p/agent.config.yaml", "name: first\nmodel: m\n");
+      writeFileSync(path.join(root, "p", "package.json"), "{}");
+      const load = async () =>
+        (await fresh()).config.loadSpec({ cwd: path.join(root, "p"), env: { YIEM_CACHE_DIR: outside, XDG_CACHE_HOME: userCache }, overrides: {}, requireModel: false });
+      expect((await load()).name).toBe("first");
+      const specs = path.join(outside, "specs");
+      const parse = `${nameHash(SPEC_FORMAT, "parse", specFile)}.json`;
+      expect(readFileSync(path.join(specs, parse), "utf8").split("\n")[0]).toBe(UNSIGNED);
+      // Same length, other text: the entry (one per path) does not stand for it, and is replaced.
+      writeFileSync(specFile, "name: other\nmodel: m\n");
+      expect((await load()).name).toBe("other");
+      expect(readFileSync(path.join(specs, parse), "utf8")).toContain("name: other");
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("trust rules: the package's own folder and any folder outside a project are owned; a chosen folder inside one is signed; the user folder inside one caches nothing", () => {
+    const key = Buffer.alloc(32, 1);
+    const pkg = "/opt/yiem/node_modules/.cache/yiem";
+    const inProject = (...dirs: string[]) => (dir: string) => dirs.includes(dir);
+    const trust = (base: string, explicit: boolean, inside: (dir: string) => boolean) => cacheTrustFor({ base, explicit, packageCache: pkg, inProject: inside, key: () => key });
+    expect(trust(pkg, false, inProject(pkg))).toBe("owned"); // a local install in a checkout: as trusted as its code
+    expect(trust("/home/u/.cache/yiem", false, inProject())).toBe("owned");
+    expect(trust("/home/u/.cache/yiem", false, inProject("/home/u/.cache/yiem"))).toBeNull();
+    expect(trust("/ci/cache", true, inProject())).toBe("owned");
+    expect(trust("/work/repo/.cache", true, inProject("/work/repo/.cache"))).toBe(key);
+    expect(trust(pkg, true, inProject(pkg))).toBe(key); // chosen: the package rule is for the default only
+  });
+});
+
+/** An entry of the spec cache as src/config/spec-cache.ts writes it, with `signature`. */
+function specEntry(signature: string, key: string[], value: unknown): string {
+  return `${signature}\n${JSON.stringify({ key, value })}`;
 }
 
-describe("spec cache: planted or edited entries are ignored", () => {
+describe("spec cache: planted or edited entries are ignored in a signed cache", () => {
   it("a planted parse (swapping the spec) and a planted 'valid' mark (hiding an unknown key) are not used", async () => {
     const specs = path.join(cacheDir, "specs");
     mkdirSync(specs, { recursive: true, mode: 0o700 });
     const specFile = source("p/agent.config.yaml", 'name: good\nmodel: m\ntools: { deny: ["danger"] }\n');
     writeFileSync(path.join(root, "p", "package.json"), "{}");
     const text = readFileSync(specFile, "utf8");
-    writeFileSync(path.join(specs, `${oldSpecEntry("parse", specFile, text)}.json`), JSON.stringify({ value: { name: "evil", model: "m" } }));
+    writeFileSync(path.join(specs, `${nameHash(SPEC_FORMAT, "parse", specFile)}.json`), specEntry(UNSIGNED, ["parse", specFile, text], { name: "evil", model: "m" }));
     const { config } = await fresh();
-    const spec = await config.loadSpec({ cwd: path.join(root, "p"), env: { YIEM_CACHE_DIR: cacheDir }, overrides: {}, requireModel: false });
+    const env = { YIEM_CACHE_DIR: cacheDir, XDG_CACHE_HOME: userCache };
+    const spec = await config.loadSpec({ cwd: path.join(root, "p"), env, overrides: {}, requireModel: false });
     expect(spec.name).toBe("good");
     expect(spec.tools.deny).toEqual(["danger"]);
 
     const badFile = source("q/agent.config.yaml", "name: x\nmodel: m\nsneaky: 1\n");
     writeFileSync(path.join(root, "q", "package.json"), "{}");
     const schemaText = readFileSync(path.join(packageRoot(), "schema", "agent.schema.json"), "utf8");
-    writeFileSync(path.join(specs, `${oldSpecEntry("valid", schemaText, JSON.stringify({ name: "x", model: "m", sneaky: 1 }))}.ok`), "");
-    await expect(config.loadSpec({ cwd: path.dirname(badFile), env: { YIEM_CACHE_DIR: cacheDir }, overrides: {}, requireModel: false })).rejects.toThrow(/sneaky/);
+    const json = JSON.stringify({ name: "x", model: "m", sneaky: 1 });
+    writeFileSync(path.join(specs, `${nameHash(SPEC_FORMAT, "valid", json)}.ok`), specEntry(UNSIGNED, ["valid", json, schemaText], true));
+    await expect(config.loadSpec({ cwd: path.dirname(badFile), env, overrides: {}, requireModel: false })).rejects.toThrow(/sneaky/);
   });
 
   it("an entry whose body was edited (signature kept) is ignored", async () => {
@@ -178,10 +252,13 @@ describe("spec cache: planted or edited entries are ignored", () => {
     const load = async () => loadWith((await fresh()).config);
     expect((await load()).name).toBe("good");
     const specs = path.join(cacheDir, "specs");
-    for (const name of readdirSync(specs).filter((n) => n.endsWith(".json"))) {
+    const parses = readdirSync(specs).filter((n) => n.endsWith(".json"));
+    expect(parses.length).toBeGreaterThan(0);
+    for (const name of parses) {
       const entry = readFileSync(path.join(specs, name), "utf8");
-      expect(entry).toContain('"good"');
-      writeFileSync(path.join(specs, name), entry.replace('"good"', '"evil"'));
+      expect(entry.split("\n")[0]).toMatch(/^[0-9a-f]{64}$/);
+      writeFileSync(path.join(specs, name), entry.replace('"name":"good"', '"name":"evil"'));
+      expect(readFileSync(path.join(specs, name), "utf8")).toContain('"evil"');
     }
     expect((await load()).name).toBe("good");
   });
@@ -192,7 +269,7 @@ describe("cache folders: only the user's own, not writable by others", () => {
     it(`a cache folder with mode ${mode.toString(8)} is not used (nothing read or written there)`, async () => {
       chmodSync(cacheDir, mode);
       const file = source("tools/t.ts", 'export const origin: string = "real";\n');
-      plantPacks(file, path.join(root, "MARKER"));
+      plantPack(file, path.join(root, "MARKER"), "unsigned");
       const before = readdirSync(cacheDir).sort();
       const { modules, config } = await fresh();
       expect((await modules.importModule(file)).origin).toBe("real");
@@ -250,14 +327,15 @@ describe("special files in the cache are refused, never waited on", () => {
     const file = source("fifo/t.ts", 'export const origin: string = "real";\n');
     const modules = path.join(cacheDir, "modules");
     mkdirSync(modules, { mode: 0o700 });
-    const pack = path.join(modules, `${hash("sha256", `yiem-modules-5\0${path.dirname(file)}`, "hex")}.pack`);
+    const pack = packFile(cacheDir, path.dirname(file));
     execFileSync("mkfifo", [pack]);
-    execFileSync("mkfifo", [path.join(cacheDir, "key")]);
+    mkdirSync(path.dirname(keyFile), { recursive: true, mode: 0o700 });
+    execFileSync("mkfifo", [keyFile]);
     const { modules: loader } = await fresh();
     expect((await loader.importModule(file)).origin).toBe("real");
     await flushed();
     expect(statSync(pack).isFile()).toBe(true);
-    expect(statSync(path.join(cacheDir, "key")).isFile()).toBe(true);
+    expect(statSync(keyFile).isFile()).toBe(true);
   });
 });
 
@@ -274,13 +352,14 @@ describe("pruning", () => {
     };
     const name = (digit: string, rest: string) => `${digit.repeat(64)}${rest}`;
     const old = entry(name("a", ".pack"), 31 * DAY);
+    const oldShort = entry(`${"a".repeat(16)}.code`, 31 * DAY); // today's names: 16 hex digits
     const oldSpec = entry(name("b", ".json"), 31 * DAY);
     const recent = entry(name("c", ".ok"), 20 * DAY);
     const staleTemp = entry(name("d", ".pack.123.0123456789ab.tmp"), 2 * 60 * 60 * 1000);
     const newTemp = entry(name("e", ".pack.124.0123456789ab.tmp"), 60 * 1000);
     const notOurs = entry("id_rsa", 400 * DAY); // a cache folder pointed elsewhere must not cost a file
     pruneCacheFolder(dir, now);
-    expect([old, oldSpec, recent, staleTemp, newTemp, notOurs].map(existsSync)).toEqual([false, false, true, false, true, true]);
+    expect([old, oldShort, oldSpec, recent, staleTemp, newTemp, notOurs].map(existsSync)).toEqual([false, false, false, true, false, true, true]);
     const later = entry(name("f", ".pack"), 40 * DAY);
     pruneCacheFolder(dir, now + 60 * 60 * 1000); // within a day: not again
     expect(existsSync(later)).toBe(true);
@@ -298,7 +377,7 @@ describe("pruning", () => {
     const [usedPack] = readdirSync(modules).filter((n) => n.endsWith(".pack"));
     const longAgo = new Date(Date.now() - 40 * DAY);
     utimesSync(path.join(modules, usedPack), longAgo, longAgo);
-    writeFileSync(path.join(modules, `${"0".repeat(64)}.pack`), "yiem-modules-5\n");
+    writeFileSync(path.join(modules, `${"0".repeat(64)}.pack`), "yiem-modules-5\n"); // an old format's name, still pruned
     utimesSync(path.join(modules, `${"0".repeat(64)}.pack`), longAgo, longAgo);
     rmSync(path.join(cacheDir, ".pruned-modules"), { force: true });
 
