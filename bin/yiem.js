@@ -20,6 +20,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   if (args.includes("--debug")) process.setSourceMapsEnabled(true);
   const v8Flags = args[0] === "run" ? tuneV8ForRun() : [];
   const start = require("../dist/bundle/start.cjs");
+  // Before anything can build process.stdout or process.stderr: the channel guard then knows
+  // whether they exist yet (src/channels/process-streams.ts), and neither is built for nothing.
+  start.trackProcessStreams();
   start.noteV8Flags(v8Flags);
   // The first word names the command whose compiled functions the cache gains. The caches are
   // written once: before the exit bound starts the watch thread (process-io.ts), else here.

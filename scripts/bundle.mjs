@@ -68,7 +68,7 @@ export const VENDOR = {
 const vendorOf = Object.fromEntries(Object.entries(VENDOR).flatMap(([name, pkgs]) => pkgs.map((p) => [p, name])));
 
 /** yiem modules that live in start.cjs only (the loader and what it imports); yiem.cjs requires them from there. */
-export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts", "src/name-hash.ts", "src/project-folder.ts"];
+export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts", "src/name-hash.ts", "src/project-folder.ts", "src/channels/process-streams.ts", "src/checksum.ts"];
 
 /** Packages loaded with `requireCjs` at run time that stay in node_modules (named so esbuild never inlines them). */
 const EXTERNAL = ["sucrase", "sucrase/*"];
@@ -96,10 +96,9 @@ const YARGS_ASSERT = [
  * Built-ins that yiem's own modules import at their top but that a start may never use: an
  * import of one becomes an object of getters that loads the built-in on first use (node:crypto
  * and its ~20 internal modules, fs/promises with readline and the fs watchers: a few ms of every
- * start; zlib, for the code cache's CRC only once an entry is read; docs/performance.md). The
- * names are the build's Node's (src/ is typed against them).
+ * start; docs/performance.md). The names are the build's Node's (src/ is typed against them).
  */
-const LAZY_BUILTINS = ["node:crypto", "node:fs/promises", "node:stream/promises", "node:timers/promises", "node:zlib"];
+const LAZY_BUILTINS = ["node:crypto", "node:fs/promises", "node:stream/promises", "node:timers/promises"];
 const lazyBuiltins = {
   name: "yiem-lazy-builtins",
   setup(b) {
@@ -111,6 +110,10 @@ const lazyBuiltins = {
     });
   },
 };
+
+/** yargs' platform shim reads the terminal width when it loads; the bundle reads it when yargs wraps help text (the same value, later). */
+const YARGS_COLUMNS = "stdColumns:void 0!==process.stdout.columns?process.stdout.columns:null";
+const YARGS_COLUMNS_LAZY = "get stdColumns(){return void 0!==process.stdout.columns?process.stdout.columns:null}";
 
 /** `text` with its one occurrence of `find` replaced; throws when there is not exactly one (a package changed under the build). */
 function replaceOnce(text, find, replacement) {
@@ -191,8 +194,10 @@ const yiemSources = {
       // yargs' package.json has `exports`, and resolving through them compiles Node's ES module
       // resolver (~3 ms of every start). Not found: y18n then finds no locale files and speaks English.
       // Its `require("assert")` (two checks of yargs' own state) becomes YARGS_ASSERT: node:assert
-      // and the 4 modules it loads cost every start ~2 ms (docs/performance.md).
-      contents: `var __yargsBuildDir = (() => { const { join } = require("node:path"); const { existsSync } = require("node:fs"); for (const dir of __yiemRequire.resolve.paths("yargs") ?? []) if (existsSync(join(dir, "yargs", "package.json"))) return join(dir, "yargs", "build"); return join(__dirname, "yargs-not-found"); })();\n${YARGS_ASSERT}\n${replaceOnce(readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir"), 'require("assert")', "__yargsAssert")}`,
+      // and the 4 modules it loads cost every start ~2 ms (docs/performance.md). Its platform
+      // shim's terminal width becomes a getter (YARGS_COLUMNS_LAZY): read at load, it built
+      // process.stdout, and with it net, tty and the stream modules, at every start.
+      contents: `var __yargsBuildDir = (() => { const { join } = require("node:path"); const { existsSync } = require("node:fs"); for (const dir of __yiemRequire.resolve.paths("yargs") ?? []) if (existsSync(join(dir, "yargs", "package.json"))) return join(dir, "yargs", "build"); return join(__dirname, "yargs-not-found"); })();\n${YARGS_ASSERT}\n${replaceOnce(replaceOnce(readFileSync(path, "utf8").replaceAll("__dirname", "__yargsBuildDir"), 'require("assert")', "__yargsAssert"), YARGS_COLUMNS, YARGS_COLUMNS_LAZY)}`,
       loader: "js",
     }));
   },

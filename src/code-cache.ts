@@ -13,8 +13,8 @@
  *   `NODE_OPTIONS`) itself: an entry that is missing, not a regular file, wrongly signed, or that
  *   V8 rejects (`cachedDataRejected`) is ignored, and rewritten by `saveCodeCaches`. V8 does not
  *   check the data's bytes (a flipped byte is deserialised as it is), so every entry also
- *   carries the data's CRC-32 (zlib's, ~0.1 ms for 0.5 MB), checked before V8 sees the data, and
- *   is flushed to disk before it is renamed into place. Node's own options (`--cpu-prof`,
+ *   carries the data's checksum (./checksum.ts), checked before V8 sees the data, and is
+ *   flushed to disk before it is renamed into place. Node's own options (`--cpu-prof`,
  *   `--import`) are not part of the name, so they do not make the cache cold;
  * - `saveCodeCaches(command)` runs after the command: `createCachedData()` then holds every
  *   function the command compiled. It writes an entry that was missing or rejected, or that was
@@ -27,15 +27,15 @@
 import Module, { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
-import { crc32 } from "node:zlib";
 import { closeSync, fstatSync, openSync, statSync } from "node:fs";
 import { readWhole } from "./regular-file.js";
 import { cacheFolder, cacheSignature, noteUsed, processCacheScope, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile } from "./cache-dir.js";
+import { checksum } from "./checksum.js";
 import { nameHash } from "./name-hash.js";
 
 const requireHere = createRequire(import.meta.url);
 
-/** The first line of an entry: this tag, the signature, the data's CRC-32 (8 hex digits) and the commands, then the cached data. */
+/** The first line of an entry: this tag, the signature, the data's checksum (16 hex digits) and the commands, then the cached data. */
 const ENTRY_TAG = "yiem-code-cache-2";
 const MAX_COMMANDS = 16;
 const COMMAND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
@@ -139,15 +139,10 @@ function signedParts(entry: string, commands: string[], data: Uint8Array): (stri
   return [ENTRY_TAG, basename(entry), commands.join(","), data];
 }
 
-/** The CRC-32 of `data` as 8 hex digits. */
-function crcOf(data: Uint8Array): string {
-  return crc32(data).toString(16).padStart(8, "0");
-}
-
 function writeEntry(entry: string, commands: string[], data: Buffer): void {
   const signature = cacheSignature(processCacheScope(), ...signedParts(entry, commands, data));
   if (signature === null) return;
-  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${signature} ${crcOf(data)} ${commands.join(",")}\n`), data]), { flush: true });
+  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${signature} ${checksum(data)} ${commands.join(",")}\n`), data]), { flush: true });
 }
 
 /** The bytes of the bundle `file`, read into a new `buffer` of at least `atLeast` bytes (for `readEntry` to reuse). */
@@ -168,11 +163,11 @@ function readEntry(entry: string, reuse?: Buffer): { data: Buffer; commands: str
   if (!read) return undefined;
   const end = read.bytes.indexOf(0x0a);
   if (end < 0 || end > 1024) return undefined;
-  const [tag, signature, crc, list] = read.bytes.subarray(0, end).toString("latin1").split(" ");
+  const [tag, signature, sum, list] = read.bytes.subarray(0, end).toString("latin1").split(" ");
   if (tag !== ENTRY_TAG || !signature || list === undefined) return undefined;
   const commands = list.split(",").filter((c) => COMMAND_NAME.test(c) || c === "other");
   const data = read.bytes.subarray(end + 1);
-  if (crc !== crcOf(data) || !signatureMatches(processCacheScope(), signature, ...signedParts(entry, commands, data))) return undefined;
+  if (sum !== checksum(data) || !signatureMatches(processCacheScope(), signature, ...signedParts(entry, commands, data))) return undefined;
   noteUsed(entry, read.stats);
   return { data, commands };
 }

@@ -1,7 +1,7 @@
 /**
  * The layers of src/ (docs/architecture.md): no import cycles between files (type-only and
  * dynamic `import()` included), and no file imports a layer above its own:
- *   cli → config / hooks / sessions / mcp → loop → provider → tools → the shared base (src/*.ts, channels/).
+ *   cli → config / hooks / sessions / mcp → loop → provider → tools → the shared base (src/*.ts, channels/, wasm/).
  * src/index.ts is the library's entry, above every layer.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -10,7 +10,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = resolve(import.meta.dirname, "..", "src");
-const RANK: Record<string, number> = { base: 0, channels: 0, tools: 1, provider: 2, loop: 3, config: 4, hooks: 4, sessions: 4, mcp: 4, doctor: 4, batch: 4, cli: 5 };
+const RANK: Record<string, number> = { base: 0, channels: 0, wasm: 0, tools: 1, provider: 2, loop: 3, config: 4, hooks: 4, sessions: 4, mcp: 4, doctor: 4, batch: 4, cli: 5 };
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -16,6 +16,8 @@
  *   `process.abort()` and native code are not guarded.
  */
 
+import { builtStream, onStreamBuilt } from "./process-streams.js";
+
 /** One line tool or hook code wrote. */
 export interface CapturedOutput {
   stream: "stdout" | "stderr";
@@ -124,7 +126,7 @@ export function guardChannels(options: GuardOptions): ChannelGuard {
   };
 
   const restore: Array<() => void> = [];
-  for (const [name, target] of [["stdout", process.stdout], ["stderr", process.stderr]] as const) {
+  const patch = (name: CapturedOutput["stream"], target: NodeJS.WriteStream) => {
     const own = Object.getOwnPropertyDescriptor(target, "write");
     const original = target.write as unknown as Write;
     const guarded: Write = function (this: unknown, chunk, encoding, callback) {
@@ -139,6 +141,14 @@ export function guardChannels(options: GuardOptions): ChannelGuard {
       if (own) Object.defineProperty(target, "write", own);
       else delete (target as unknown as Record<string, unknown>).write;
     });
+  };
+  for (const name of ["stdout", "stderr"] as const) {
+    // A stream Node has not built yet (./process-streams.ts) is guarded when it is built: building
+    // it here would cost every start Node's stream modules. Untracked: built and guarded now.
+    const built = builtStream(name);
+    if (built === undefined) patch(name, process[name]);
+    else if (built !== null) patch(name, built);
+    else restore.push(onStreamBuilt(name, (stream) => patch(name, stream)));
   }
 
   const exitBefore = Object.getOwnPropertyDescriptor(process, "exit");

@@ -177,7 +177,7 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
     .alias("version", "V")
     .help()
     .alias("help", "h")
-    .wrap(Math.min(110, io.stdout.columns || 100))
+    .wrap(Math.min(110, (io.isTTY.stdout ? io.stdout.columns : undefined) || 100))
     // yargs neither exits nor prints: help, version and completion text come back as `output`
     // (written to io.stdout below), a usage problem as `usageFailure`.
     .exitProcess(false)

@@ -2,7 +2,7 @@
  * The V8 code cache of the bundle (src/code-cache.ts, docs/performance.md "The code cache"), seen
  * from the real binary: a CommonJS preload records, for every bundle file compiled through
  * vm.Script, whether cached data was given and whether V8 rejected it. The cache is written after
- * the command, used by the next start, checked by its CRC-32 (an edited entry is never given to
+ * the command, used by the next start, checked by its checksum (an edited entry is never given to
  * V8), signed with the per-user key in a cache inside a project (a planted entry is never given
  * to V8 there), rewritten when V8 rejects it or it is torn, and extended once per new command.
  * No timings here (bench/startup.mjs measures them).
@@ -10,10 +10,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { crc32 } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { checksum } from "../../src/checksum.js";
 import { baseEnv, repoRoot, yiemBin } from "../support/cli.js";
 import { reply, startChatServer } from "../support/chat-server.js";
 
@@ -84,7 +84,7 @@ function header(file: string): string[] {
   return bytes.subarray(0, bytes.indexOf(0x0a)).toString("latin1").split(" ");
 }
 
-/** An entry for `file`'s name with `data` and its CRC, signed with `key` the way src/code-cache.ts signs (null: unsigned, as in an owned cache). */
+/** An entry for `file`'s name with `data` and its checksum, signed with `key` the way src/code-cache.ts signs (null: unsigned, as in an owned cache). */
 function entryOf(file: string, commands: string, data: Buffer, key: Buffer | null): Buffer {
   const name = file.slice(file.lastIndexOf("/") + 1);
   let signature = "-";
@@ -93,8 +93,7 @@ function entryOf(file: string, commands: string, data: Buffer, key: Buffer | nul
     for (const part of ["yiem-code-cache-2", name, commands]) hmac.update(part).update("\0");
     signature = hmac.update(data).update("\0").digest("hex");
   }
-  const crc = crc32(data).toString(16).padStart(8, "0");
-  return Buffer.concat([Buffer.from(`yiem-code-cache-2 ${signature} ${crc} ${commands}\n`), data]);
+  return Buffer.concat([Buffer.from(`yiem-code-cache-2 ${signature} ${checksum(data)} ${commands}\n`), data]);
 }
 
 /** Makes the next runs use a signed cache: a cache folder inside a checkout, the key in the user cache folder. */
@@ -151,7 +150,7 @@ describe("the bundle's code cache", () => {
     expect(statSync(entry).mtimeMs).toBe(written);
   });
 
-  it("an edited entry (its CRC no longer matches) is never given to V8, and is rewritten", () => {
+  it("an edited entry (its checksum no longer matches) is never given to V8, and is rewritten", () => {
     expect(yiem(["tools", "list"]).code).toBe(0);
     const entry = bundleEntry();
     const bytes = readFileSync(entry);

@@ -251,7 +251,7 @@ describe("start-up compiles only the Node modules the command uses", () => {
   it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["--help"] }])("$args loads neither worker_threads, perf_hooks nor util's parseArgs", ({ args }) => {
     const run = builtinsLoaded(args);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.loaded).toContain("NativeModule stream");
+    expect(run.loaded).toContain("NativeModule vm"); // the list is real: the loader's vm.Script
     expect(run.loaded.filter((m) => NOT_AT_START.includes(m))).toEqual([]);
   });
 
@@ -267,6 +267,24 @@ describe("start-up compiles only the Node modules the command uses", () => {
     expect(run.loaded.filter((m) => WARM_NOT_AT_START.includes(m))).toEqual([]);
   });
 
+  // stdout and stderr are written to their descriptors until something needs the streams
+  // (src/cli/host/fd-output.ts): on pipes (as here) a warm tools list or config builds neither,
+  // so net, tty and Node's stream modules stay unloaded.
+  const STREAMS = ["NativeModule stream", "NativeModule net", "NativeModule tty", "NativeModule internal/streams/writable"];
+
+  it.each([{ args: ["tools", "list"] }, { args: ["config"] }, { args: ["--help"] }])("$args with stdout and stderr on pipes loads no stream, net or tty module", ({ args }) => {
+    for (let i = 0; i < 2; i++) expect(builtinsLoaded(args).code).toBe(0);
+    const run = builtinsLoaded(args);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded.filter((m) => STREAMS.includes(m))).toEqual([]);
+  });
+
+  it("the check sees the stream modules where a stream is built (a replay run writes its events through process.stderr)", () => {
+    const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded).toContain("NativeModule stream");
+  });
+
   it("the check sees node:crypto where it is loaded (a run's id)", () => {
     const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"]);
     expect(run.code, run.stderr).toBe(0);
@@ -276,7 +294,7 @@ describe("start-up compiles only the Node modules the command uses", () => {
   it("tools list with stdin on /dev/null (cron, CI) never builds process.stdin: no file read stream", () => {
     const run = builtinsLoaded(["tools", "list"], "ignore");
     expect(run.code, run.stderr).toBe(0);
-    expect(run.loaded).toContain("NativeModule stream");
+    expect(run.loaded).toContain("NativeModule vm");
     expect(run.loaded.filter((m) => m === "NativeModule internal/fs/streams")).toEqual([]);
   });
 

@@ -7,6 +7,7 @@ import { fstatSync } from "node:fs";
 import type { CliHost, CliIo, CliSignal } from "../io.js";
 import { exitProcess } from "../../channels/guard.js";
 import { onEventLoopDrained } from "./drain.js";
+import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
 import { exitFromWatchdog, exitSkippingListeners, startWatchdog } from "./watchdog.js";
 
@@ -23,6 +24,8 @@ export interface ProcessIoOptions {
 
 /** The io of this process: its streams, environment, folder, signals and exit. */
 export function processIo(options: ProcessIoOptions = {}): CliIo {
+  const stdout = fdOutput(1, () => process.stdout, () => isTerminal(1));
+  const stderr = fdOutput(2, () => process.stderr, () => isTerminal(2));
   const signals = new EventEmitter();
   // A process signal is handled only once a command listens for it (its default action ends
   // the process otherwise); once installed, the handler stays until the process exits.
@@ -42,14 +45,20 @@ export function processIo(options: ProcessIoOptions = {}): CliIo {
     get stdinKind() {
       return stdinKind();
     },
-    stdout: process.stdout,
-    stderr: process.stderr,
+    // stdout and stderr are written straight to their descriptors until something needs the
+    // streams (./fd-output.ts): building them loads ~40 of Node's modules.
+    stdout,
+    stderr,
     isTTY: {
       get stdin() {
         return stdinIsTerminal();
       },
-      stdout: process.stdout.isTTY === true,
-      stderr: process.stderr.isTTY === true,
+      get stdout() {
+        return stdout.isTTY === true;
+      },
+      get stderr() {
+        return stderr.isTTY === true;
+      },
     },
     env: process.env,
     cwd: process.cwd(),
@@ -94,4 +103,17 @@ function stdinKind(): CliIo["stdinKind"] {
 /** Whether fd 0 is a terminal (what `process.stdin.isTTY` says, without building process.stdin). */
 function stdinIsTerminal(): boolean {
   return (process.getBuiltinModule("node:tty") as typeof import("node:tty")).isatty(0);
+}
+
+/**
+ * Whether `fd` is a terminal, as its stream's `isTTY` would say: only a character device can be
+ * one, so a pipe or file is told without node:tty (which loads net and the stream modules).
+ */
+function isTerminal(fd: 1 | 2): boolean {
+  try {
+    if (!fstatSync(fd).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return (process.getBuiltinModule("node:tty") as typeof import("node:tty")).isatty(fd);
 }
