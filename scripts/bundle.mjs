@@ -105,7 +105,8 @@ const lazyBuiltins = {
     const namespace = "yiem-lazy-builtin";
     b.onResolve({ filter: /^node:/ }, ({ path, namespace: from }) => (from !== namespace && LAZY_BUILTINS.includes(path) ? { path, namespace } : undefined));
     b.onLoad({ filter: /.*/, namespace }, ({ path }) => {
-      const getters = Object.keys(requireFromRoot(path)).map((name) => `${JSON.stringify(name)}: { get: () => load()[${JSON.stringify(name)}], enumerable: true }`);
+      // Own names, not only enumerable ones (zlib's constants, crypto's deprecated functions are not).
+      const getters = Object.getOwnPropertyNames(requireFromRoot(path)).filter((name) => name !== "default").map((name) => `${JSON.stringify(name)}: { get: () => load()[${JSON.stringify(name)}], enumerable: true }`);
       return { contents: `let loaded; const load = () => (loaded ??= require(${JSON.stringify(path)})); module.exports = Object.defineProperties({}, { ${getters.join(", ")} });`, loader: "js" };
     });
   },

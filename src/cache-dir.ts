@@ -8,10 +8,11 @@
  * - how its entries are trusted (`cacheTrust`): a cache base that only the user's own yiem writes
  *   is **owned** and its entries are used as they are: the package's own folder (whoever can write
  *   there can change yiem's code itself), and a `$YIEM_CACHE_DIR` or user cache folder outside any
- *   project (a folder at or below the working folder, or below a folder holding package.json,
- *   package.yaml or .git; the home folder and its ancestors are not projects). A `$YIEM_CACHE_DIR`
- *   inside a project (`.cache`, a CI cache under the workspace: a checkout could ship it) is
- *   **signed**: each entry carries an HMAC under a per-user key (`cacheKeyFolder()/key`, 32 random
+ *   project (./project-folder.ts: at or below the working folder, or below a folder holding
+ *   package.json, package.yaml or .git; for the user cache folder the home folder and its
+ *   ancestors are not projects, for a `$YIEM_CACHE_DIR` they are judged like any folder). A
+ *   `$YIEM_CACHE_DIR` inside a project (`.cache`, a CI cache under the workspace: a checkout
+ *   could ship it) is **signed**: each entry carries an HMAC under a per-user key (`cacheKeyFolder()/key`, 32 random
  *   bytes, mode 0600) kept in the user cache folder, never in a project, and an entry whose HMAC
  *   does not match is ignored. A user cache folder inside a project caches nothing;
  * - every entry also holds what it stands for (a spec's path and text, a schema's JSON, a tool's
@@ -41,9 +42,8 @@ import {
   writeFileSync,
   type Stats,
 } from "node:fs";
-import { homedir } from "node:os";
 import { homeFolder } from "./home-folder.js";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { readRegularFileSync } from "./regular-file.js";
 import { insideProject } from "./project-folder.js";
 import { packageRoot } from "./package-info.js";
@@ -64,7 +64,7 @@ export function cacheScopeOf(env: NodeJS.ProcessEnv, cwd: string): CacheScope {
 
 /** The process's own scope: for the library entry only, where no io exists. */
 export function processCacheScope(): CacheScope {
-  return { env: process.env, cwd: process.cwd(), home: homedir() };
+  return cacheScopeOf(process.env, process.cwd());
 }
 
 /** Default cache folders by the inputs that choose them (the package folder's writability is checked once). */
@@ -96,12 +96,17 @@ export function defaultCacheDirFor(inputs: {
 }): string {
   const inPackage = join(inputs.packageRoot, "node_modules", ".cache", "yiem");
   if (inputs.writable(inPackage)) return inPackage;
-  return userCacheDirFor(inputs.env, inputs.home);
+  return userCacheDirFor(inputs.env, inputs.home) || inPackage;
 }
 
-/** `$XDG_CACHE_HOME/yiem`, or `~/.cache/yiem`. */
+/**
+ * `$XDG_CACHE_HOME/yiem`, or `~/.cache/yiem`; "" when there is none: no home known and no
+ * absolute `XDG_CACHE_HOME` (a relative one is ignored, as the XDG rules say; it would name a
+ * folder of whatever the working folder is).
+ */
 function userCacheDirFor(env: NodeJS.ProcessEnv, home: string): string {
-  return join(env.XDG_CACHE_HOME || join(home, ".cache"), "yiem");
+  if (env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME)) return join(env.XDG_CACHE_HOME, "yiem");
+  return isAbsolute(home) ? join(home, ".cache", "yiem") : "";
 }
 
 /** Whether `dir` exists and is writable, or its nearest existing ancestor is. */
@@ -166,7 +171,7 @@ function cacheBase(scope: CacheScope): string | null {
  */
 export function cacheBaseFor(inputs: { chosen: string; explicit: boolean; user: string; trusted: (dir: string) => boolean }): string | null {
   if (inputs.trusted(inputs.chosen)) return inputs.chosen;
-  if (inputs.explicit || inputs.user === inputs.chosen) return null;
+  if (inputs.explicit || inputs.user === "" || inputs.user === inputs.chosen) return null;
   return inputs.trusted(inputs.user) ? inputs.user : null;
 }
 
@@ -198,7 +203,7 @@ function trustOf(base: string, explicit: boolean, scope: CacheScope): CacheTrust
     base,
     explicit,
     packageCache: join(packageRoot(), "node_modules", ".cache", "yiem"),
-    inProject: (dir) => insideProject(dir, scope.cwd, scope.home),
+    inProject: (dir, chosen) => insideProject(dir, scope.cwd, scope.home, { chosen }),
     key: () => cacheKey(scope),
   });
 }
@@ -206,13 +211,23 @@ function trustOf(base: string, explicit: boolean, scope: CacheScope): CacheTrust
 /**
  * The trust of the cache base `base` (module rules): the package's own folder (`packageCache`,
  * not a link: checked by `cacheBase`) is owned, as trusted as yiem's code; so is any base outside
- * a project; a chosen base (`explicit`: `$YIEM_CACHE_DIR`) inside one is signed with `key()`;
+ * a project (`inProject(dir, chosen)`: a chosen base is judged strictly); a chosen base (`explicit`: `$YIEM_CACHE_DIR`) inside one is signed with `key()`;
  * the user cache folder inside one caches nothing.
  */
-export function cacheTrustFor(inputs: { base: string; explicit: boolean; packageCache: string; inProject: (dir: string) => boolean; key: () => Buffer | null }): CacheTrust {
+export function cacheTrustFor(inputs: { base: string; explicit: boolean; packageCache: string; inProject: (dir: string, chosen: boolean) => boolean; key: () => Buffer | null }): CacheTrust {
   if (!inputs.explicit && inputs.base === inputs.packageCache) return "owned";
-  if (!inputs.inProject(inputs.base)) return "owned";
+  if (!inputs.inProject(inputs.base, inputs.explicit)) return "owned";
   return inputs.explicit ? inputs.key() : null;
+}
+
+/**
+ * What decides how `scope`'s entries are read (its trust and, when signed, its key folder), as a
+ * string: a memo of entries read (a pack, the schema list) must be kept per this, not per file,
+ * since one folder can be owned from one working folder and signed from another.
+ */
+export function cacheTrustId(scope: CacheScope): string {
+  const trust = cacheTrust(scope);
+  return trust === null ? "none" : trust === "owned" ? "owned" : `signed:${cacheKeyFolder(scope)}`;
 }
 
 const trustedSubfolders = new Map<string, string | null>();
@@ -240,7 +255,7 @@ export function cacheKeyFolder(scope: CacheScope = processCacheScope()): string 
   const inputs = `${user}\0${scope.cwd}\0${scope.home}`;
   let folder = keyFolders.get(inputs);
   if (folder === undefined) {
-    folder = insideProject(resolve(scope.cwd, user), scope.cwd, scope.home) ? null : user;
+    folder = user === "" || insideProject(user, scope.cwd, scope.home) ? null : user;
     keyFolders.set(inputs, folder);
   }
   return folder;

@@ -35,7 +35,7 @@ import { nameHash } from "./name-hash.js";
 
 const requireHere = createRequire(import.meta.url);
 
-/** The first line of an entry: this tag, the signature, the data's checksum (16 hex digits) and the commands, then the cached data. */
+/** The first line of an entry: this tag, the signature, the data's checksum (16 hex digits), the commands and the key (`entryKey`), then the cached data. */
 const ENTRY_TAG = "yiem-code-cache-2";
 const MAX_COMMANDS = 16;
 const COMMAND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
@@ -44,6 +44,8 @@ interface LoadedScript {
   script: Script;
   /** The entry's path, or null when there is no trusted cache folder. */
   entry: string | null;
+  /** What the entry stands for (`entryKey`). */
+  key: string;
   /** The commands of an entry V8 accepted; null: none, or rejected (rewrite it). */
   commands: string[] | null;
 }
@@ -58,7 +60,12 @@ export function noteV8Flags(flags: string[]): void {
 
 /** The name of the cache entry of a bundle with content hash `contentHash`, under the current settings. */
 export function codeCacheEntryName(contentHash: string): string {
-  return `${nameHash(ENTRY_TAG, contentHash, process.version, process.arch, v8FlagsSet.join(" "))}.code`;
+  return `${nameHash(ENTRY_TAG, entryKey(contentHash))}.code`;
+}
+
+/** What an entry stands for, kept in its first line and compared exactly (the name only places it): the bundle's content hash, Node's version, the arch and yiem's V8 flags. */
+function entryKey(contentHash: string): string {
+  return [contentHash, process.version, process.arch, ...v8FlagsSet].join(",");
 }
 
 /**
@@ -75,15 +82,16 @@ export function loadBundle(file: string, contentHash: string): unknown {
   setNotedV8Flags();
   const folder = cacheFolder("code");
   const entry = folder === null ? null : join(folder, codeCacheEntryName(contentHash));
+  const key = entryKey(contentHash);
   // One buffer for the source and then the entry (the source is decoded by then), as large as
   // the larger: a start touches ~0.5 MB less fresh memory, ~2 ms of page faults here
   // (docs/performance.md, "Tenth pass").
   const { bytes, buffer } = readBundle(file, entry === null ? 0 : (statSync(entry, { throwIfNoEntry: false })?.size ?? 0));
   const source = bytes.toString("latin1");
-  const cached = entry === null ? undefined : readEntry(entry, buffer);
+  const cached = entry === null ? undefined : readEntry(entry, key, buffer);
   const script = new Script(Module.wrap(source), { filename: file, cachedData: cached?.data });
   const accepted = cached !== undefined && !script.cachedDataRejected;
-  loadedScripts.push({ script, entry, commands: accepted ? cached.commands : null });
+  loadedScripts.push({ script, entry, key, commands: accepted ? cached.commands : null });
   const module = new Module(file, requireHere.main);
   module.filename = file;
   module.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
@@ -113,7 +121,7 @@ export function saveCodeCaches(command: string): void {
     const before = loaded.commands ?? [];
     const commands = before.length < MAX_COMMANDS ? [...before, name] : [name];
     try {
-      writeEntry(loaded.entry, commands, loaded.script.createCachedData());
+      writeEntry(loaded.entry, commands, loaded.key, loaded.script.createCachedData());
       pruneCacheFolder(dirname(loaded.entry));
     } catch {
       // no cache written: the next start compiles again
@@ -134,15 +142,15 @@ function setNotedV8Flags(): void {
   for (const flag of v8FlagsSet) setFlagsFromString(flag);
 }
 
-/** What an entry's signature covers: its tag, name, commands and data. */
-function signedParts(entry: string, commands: string[], data: Uint8Array): (string | Uint8Array)[] {
-  return [ENTRY_TAG, basename(entry), commands.join(","), data];
+/** What an entry's signature covers: its tag, name, commands, key and data. */
+function signedParts(entry: string, commands: string[], key: string, data: Uint8Array): (string | Uint8Array)[] {
+  return [ENTRY_TAG, basename(entry), commands.join(","), key, data];
 }
 
-function writeEntry(entry: string, commands: string[], data: Buffer): void {
-  const signature = cacheSignature(processCacheScope(), ...signedParts(entry, commands, data));
+function writeEntry(entry: string, commands: string[], key: string, data: Buffer): void {
+  const signature = cacheSignature(processCacheScope(), ...signedParts(entry, commands, key, data));
   if (signature === null) return;
-  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${signature} ${checksum(data)} ${commands.join(",")}\n`), data]), { flush: true });
+  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${signature} ${checksum(data)} ${commands.join(",")} ${key}\n`), data]), { flush: true });
 }
 
 /** The bytes of the bundle `file`, read into a new `buffer` of at least `atLeast` bytes (for `readEntry` to reuse). */
@@ -158,16 +166,16 @@ function readBundle(file: string, atLeast: number): { bytes: Buffer; buffer: Buf
 }
 
 /** The cached data and commands of `entry` (read into `reuse` when it is large enough) when it is a regular file with a valid signature; else undefined. */
-function readEntry(entry: string, reuse?: Buffer): { data: Buffer; commands: string[] } | undefined {
+function readEntry(entry: string, key: string, reuse?: Buffer): { data: Buffer; commands: string[] } | undefined {
   const read = readCacheFile(entry, reuse);
   if (!read) return undefined;
   const end = read.bytes.indexOf(0x0a);
   if (end < 0 || end > 1024) return undefined;
-  const [tag, signature, sum, list] = read.bytes.subarray(0, end).toString("latin1").split(" ");
-  if (tag !== ENTRY_TAG || !signature || list === undefined) return undefined;
+  const [tag, signature, sum, list, stored] = read.bytes.subarray(0, end).toString("latin1").split(" ");
+  if (tag !== ENTRY_TAG || !signature || list === undefined || stored !== key) return undefined;
   const commands = list.split(",").filter((c) => COMMAND_NAME.test(c) || c === "other");
   const data = read.bytes.subarray(end + 1);
-  if (sum !== checksum(data) || !signatureMatches(processCacheScope(), signature, ...signedParts(entry, commands, data))) return undefined;
+  if (sum !== checksum(data) || !signatureMatches(processCacheScope(), signature, ...signedParts(entry, commands, key, data))) return undefined;
   noteUsed(entry, read.stats);
   return { data, commands };
 }

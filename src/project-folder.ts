@@ -10,17 +10,20 @@ const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
 
 /**
  * Whether `dir` (absolute) is inside a project a checkout could have shipped: at or below the
- * working folder, or at or below a folder holding a project marker; the home folder and the
- * folders above it never count (a dotfiles repository in home is no checkout). Compared by real path.
+ * working folder, or at or below a folder holding a project marker. Compared by real path. The
+ * home folder and the folders above it do not count (a dotfiles repository in home is no
+ * checkout), except for a folder the user chose (`chosen`: `$YIEM_CACHE_DIR`), which is judged
+ * strictly: at or below the working folder even when that is home, and any marker up to the
+ * root. An empty `home` (none known) is no home: nothing is exempt.
  */
-export function insideProject(dir: string, cwd: string, home: string): boolean {
+export function insideProject(dir: string, cwd: string, home: string, options: { chosen?: boolean } = {}): boolean {
   const real = realPathOfExisting(dir);
-  const realHome = realPathOfExisting(home);
-  const atOrAbove = (folder: string) => realHome === folder || realHome.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+  const realHome = home === "" ? null : realPathOfExisting(home);
+  const exempt = (folder: string) => !options.chosen && realHome !== null && (realHome === folder || realHome.startsWith(folder.endsWith(sep) ? folder : folder + sep));
   const within = (folder: string) => real === folder || real.startsWith(folder.endsWith(sep) ? folder : folder + sep);
   const realCwd = realPathOfExisting(cwd);
-  if (!atOrAbove(realCwd) && within(realCwd)) return true;
-  for (let at = real; !atOrAbove(at); at = dirname(at)) {
+  if (!exempt(realCwd) && within(realCwd)) return true;
+  for (let at = real; !exempt(at); at = dirname(at)) {
     if (PROJECT_MARKERS.some((marker) => existsSync(join(at, marker)))) return true;
     if (dirname(at) === at) break;
   }

@@ -27,6 +27,12 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { median, runOnce } from "./measure.mjs";
 
+/**
+ * The sampling interval (µs). Node's default, 1 ms, gives a 15 ms command a dozen samples, and on a
+ * busy machine sometimes none after `main` starts.
+ */
+const SAMPLE_INTERVAL_US = 100;
+
 /** The bucket a profile node's call frame belongs to. */
 export function bucketOf(url, functionName) {
   if (!url) {
@@ -120,7 +126,7 @@ export async function profileCommand(argv, options = {}, runs = 5) {
     let workers = 0;
     for (let i = 0; i < runs; i++) {
       const runDir = join(dir, String(i));
-      await runOnce([argv[0], "--cpu-prof", "--cpu-prof-dir", runDir, ...argv.slice(1)], options);
+      await runOnce([argv[0], "--cpu-prof", "--cpu-prof-interval", String(SAMPLE_INTERVAL_US), "--cpu-prof-dir", runDir, ...argv.slice(1)], options);
       const files = readdirSync(runDir);
       workers = Math.max(workers, files.filter((file) => !MAIN_THREAD_PROFILE.test(file)).length);
       for (const file of files.filter((f) => MAIN_THREAD_PROFILE.test(f))) summaries.push(summarizeProfile(JSON.parse(readFileSync(join(runDir, file), "utf8"))));

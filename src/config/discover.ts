@@ -19,7 +19,7 @@
  * - `-c` names exactly one file (same regular-file rule, no search).
  */
 import { existsSync, realpathSync, statSync, type Stats } from "node:fs";
-import { homedir } from "node:os";
+import { homeFolder } from "../home-folder.js";
 import path from "node:path";
 import { mayBePlanted, plantedOnTheWay, plantedReason } from "../planted-path.js";
 import { readRegularFileSync } from "../regular-file.js";
@@ -49,7 +49,7 @@ export interface SpecSearchOptions {
 
 /** Search from `cwd` upward (rules above); null when no spec exists. `home` ends the search too. */
 export async function findSpecFile(cwd: string, options: SpecSearchOptions = {}): Promise<ParsedSpecFile | null> {
-  const { home = homedir(), cache } = options;
+  const { home = homeFolder(process.env), cache } = options;
   const start = path.resolve(cwd);
   for (const dir of searchFolders(start, home ? realPath(path.resolve(home)) : undefined)) {
     for (const place of SEARCH_PLACES) {

@@ -12,18 +12,20 @@
  * - a schema that has no JSON text (a cycle, a BigInt) is a problem;
  * - the cache is only an optimisation: read and write failures are ignored; it is written to a
  *   new temp file renamed into place, merged with the disk version, and keeps the newest
- *   MAX_ENTRIES schemas.
+ *   MAX_ENTRIES schemas, MAX_CHARS of text at most.
  */
 import { join } from "node:path";
-import { cacheFolder, cacheSignature, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../cache-dir.js";
+import { cacheFolder, cacheSignature, cacheTrustId, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../cache-dir.js";
 import type { Tool } from "./types.js";
 
 /** Bump when what counts as a valid schema changes, e.g. with a new ajv (pinned in package.json). */
 const FORMAT_VERSION = "yiem-schemas-2";
 const MAX_ENTRIES = 5_000;
+/** …and at most this many characters of schema text (the newest kept): the file is read at every start that loads tools. */
+const MAX_CHARS = 2_000_000;
 
-/** Schema JSON texts known valid in this process, by cache file (each read from disk once, then kept up to date). */
-const known = new Map<string | null, Set<string>>();
+/** Schema JSON texts known valid in this process, by cache file and its trust (`cacheTrustId`; each read from disk once, then kept up to date). */
+const known = new Map<string, Set<string>>();
 
 /** The cache file of `scope` (follows `YIEM_CACHE_DIR`); null when there is no trusted cache folder. */
 export function schemaCacheFile(scope: CacheScope): string | null {
@@ -67,10 +69,11 @@ export async function findSchemaProblems(tools: Tool[], scope: CacheScope): Prom
 }
 
 function knownValid(file: string | null, scope: CacheScope): Set<string> {
-  let set = known.get(file);
+  const id = `${file}\0${cacheTrustId(scope)}`;
+  let set = known.get(id);
   if (!set) {
     set = new Set(readSchemas(file, scope));
-    known.set(file, set);
+    known.set(id, set);
   }
   return set;
 }
@@ -96,7 +99,7 @@ function remember(file: string | null, scope: CacheScope, schemas: string[]): vo
   const set = knownValid(file, scope);
   for (const json of schemas) set.add(json);
   if (file === null) return;
-  const body = JSON.stringify({ format: FORMAT_VERSION, valid: [...new Set([...readSchemas(file, scope), ...set])].slice(-MAX_ENTRIES) });
+  const body = JSON.stringify({ format: FORMAT_VERSION, valid: newest([...new Set([...readSchemas(file, scope), ...set])]) });
   const signature = cacheSignature(scope, FORMAT_VERSION, body);
   if (signature === null) return;
   try {
@@ -104,4 +107,16 @@ function remember(file: string | null, scope: CacheScope, schemas: string[]): vo
   } catch {
     // a cache that cannot be written only costs speed
   }
+}
+
+/** The newest of `schemas` (last is newest) within MAX_ENTRIES and MAX_CHARS. */
+function newest(schemas: string[]): string[] {
+  const kept: string[] = [];
+  let chars = 0;
+  for (let i = schemas.length - 1; i >= 0 && kept.length < MAX_ENTRIES; i--) {
+    chars += schemas[i].length;
+    if (chars > MAX_CHARS) break;
+    kept.push(schemas[i]);
+  }
+  return kept.reverse();
 }

@@ -84,16 +84,16 @@ function header(file: string): string[] {
   return bytes.subarray(0, bytes.indexOf(0x0a)).toString("latin1").split(" ");
 }
 
-/** An entry for `file`'s name with `data` and its checksum, signed with `key` the way src/code-cache.ts signs (null: unsigned, as in an owned cache). */
-function entryOf(file: string, commands: string, data: Buffer, key: Buffer | null): Buffer {
+/** An entry for `file`'s name with `data` and its checksum, standing for the key of the entry there now, signed with `key` the way src/code-cache.ts signs (null: unsigned, as in an owned cache). */
+function entryOf(file: string, commands: string, data: Buffer, key: Buffer | null, standsFor = header(file)[4]): Buffer {
   const name = file.slice(file.lastIndexOf("/") + 1);
   let signature = "-";
   if (key) {
     const hmac = createHmac("sha256", key);
-    for (const part of ["yiem-code-cache-2", name, commands]) hmac.update(part).update("\0");
+    for (const part of ["yiem-code-cache-2", name, commands, standsFor]) hmac.update(part).update("\0");
     signature = hmac.update(data).update("\0").digest("hex");
   }
-  return Buffer.concat([Buffer.from(`yiem-code-cache-2 ${signature} ${checksum(data)} ${commands}\n`), data]);
+  return Buffer.concat([Buffer.from(`yiem-code-cache-2 ${signature} ${checksum(data)} ${commands} ${standsFor}\n`), data]);
 }
 
 /** Makes the next runs use a signed cache: a cache folder inside a checkout, the key in the user cache folder. */
@@ -125,6 +125,7 @@ describe("the bundle's code cache", () => {
     expect(bundle(first)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
     expect(header(bundleEntry())[1]).toBe("-"); // an owned cache: unsigned
     expect(header(bundleEntry())[3]).toBe("tools");
+    expect(header(bundleEntry())[4]).toMatch(new RegExp(`^[0-9a-f]{64},${process.version.replace(/\./g, "\\.")},${process.arch}$`)); // what it stands for
     const second = yiem(["tools", "list"]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toBe(first.stdout);
@@ -160,6 +161,18 @@ describe("the bundle's code cache", () => {
     expect(edited.code, edited.stderr).toBe(0);
     expect(edited.stdout).toMatch(/\bgetTime\b/);
     expect(bundle(edited)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
+    expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+  });
+
+  it("an entry that stands for something else (another Node version in its key) is never given to V8, and is rewritten", () => {
+    expect(yiem(["tools", "list"]).code).toBe(0);
+    const entry = bundleEntry();
+    const bytes = readFileSync(entry);
+    const data = bytes.subarray(bytes.indexOf(0x0a) + 1);
+    writeFileSync(entry, entryOf(entry, "tools", data, null, header(entry)[4].replace(process.version, "v99.0.0")));
+    const other = yiem(["tools", "list"]);
+    expect(other.code, other.stderr).toBe(0);
+    expect(bundle(other)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
     expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
   });
 

@@ -26,7 +26,7 @@
 import { hash } from "node:crypto";
 import { existsSync, readFileSync, statSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { cacheFolder, cacheSignature, noteUsed, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../../cache-dir.js";
+import { cacheFolder, cacheSignature, cacheTrustId, noteUsed, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../../cache-dir.js";
 import { nameHash } from "../../name-hash.js";
 import { requireCjs } from "../../require-cjs.js";
 
@@ -90,13 +90,13 @@ interface Pack {
   dirty: boolean;
 }
 
-/** Packs by cache folder and source folder. */
+/** Packs by cache folder, its trust (`cacheTrustId`) and source folder. */
 const packs = new Map<string, Pack>();
 
 /** The pack holding the entries of files in `folder`, read from disk on first use. */
 function packFor(folder: string, scope: CacheScope): Pack {
   const cacheDir = modulesCacheDir(scope);
-  const id = `${cacheDir}\0${folder}`;
+  const id = `${cacheDir}\0${cacheTrustId(scope)}\0${folder}`;
   let pack = packs.get(id);
   if (!pack) {
     const file = cacheDir === null ? null : join(cacheDir, `${nameHash(FORMAT_VERSION, folder)}.pack`);

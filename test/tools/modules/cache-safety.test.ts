@@ -206,6 +206,50 @@ describe("owned caches: used as they are, no key, no signatures", () => {
     }
   });
 
+  it("a 'valid' mark stands for the exact schema text and value; a parse for the exact text", async () => {
+    const outside = realpathSync(mkdtempSync(path.join(tmpdir(), "yiem-cache-owned-")));
+    try {
+      vi.resetModules();
+      const specCache = (await import("../../../src/config/spec-cache.js")) as typeof import("../../../src/config/spec-cache.js");
+      const scope = { env: { YIEM_CACHE_DIR: outside, XDG_CACHE_HOME: userCache }, cwd: userCache, home: userCache };
+      specCache.storeValid(scope, { name: "a" }, "schema text A");
+      expect(specCache.knownValid(scope, { name: "a" }, "schema text A")).toBe(true);
+      expect(specCache.knownValid(scope, { name: "a" }, "schema text B")).toBe(false); // a new schema checks again
+      expect(specCache.knownValid(scope, { name: "b" }, "schema text A")).toBe(false);
+      specCache.storeParse(scope, "/p/agent.yaml", "name: a\n", { name: "a" });
+      expect(specCache.cachedParse(scope, "/p/agent.yaml", "name: a\n")).toEqual({ value: { name: "a" } });
+      expect(specCache.cachedParse(scope, "/p/agent.yaml", "name: b\n")).toBeUndefined();
+      expect(specCache.cachedParse(scope, "/q/agent.yaml", "name: a\n")).toBeUndefined();
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("with no home known and no absolute XDG_CACHE_HOME there is no user cache folder (a relative one would be in the checkout)", async () => {
+    vi.resetModules();
+    const cache = (await import("../../../src/cache-dir.js")) as typeof import("../../../src/cache-dir.js");
+    const project = path.join(root, "p");
+    mkdirSync(project, { recursive: true });
+    const scope = (env: NodeJS.ProcessEnv) => ({ env, cwd: project, home: "" });
+    expect(cache.cacheKeyFolder(scope({}))).toBeNull();
+    expect(cache.cacheKeyFolder(scope({ XDG_CACHE_HOME: ".cache" }))).toBeNull();
+    expect(cache.cacheKeyFolder(scope({ XDG_CACHE_HOME: userCache }))).toBe(path.join(userCache, "yiem"));
+    // A chosen cache in the checkout is signed even with no home known (nothing is exempt).
+    const inCheckout = scope({ YIEM_CACHE_DIR: ".cache", XDG_CACHE_HOME: userCache });
+    expect(cache.cacheTrust(inCheckout)).toBeInstanceOf(Buffer);
+  });
+
+  it("a chosen cache in the working folder is signed even when the working folder is home (a checkout as HOME, a container's WORKDIR)", async () => {
+    vi.resetModules();
+    const cache = (await import("../../../src/cache-dir.js")) as typeof import("../../../src/cache-dir.js");
+    const { insideProject } = await import("../../../src/project-folder.js");
+    const home = path.join(root, "home-checkout");
+    mkdirSync(home, { recursive: true });
+    expect(insideProject(path.join(home, ".cache"), home, home)).toBe(false); // the user cache folder rule: home is no project
+    expect(insideProject(path.join(home, ".cache"), home, home, { chosen: true })).toBe(true);
+    expect(cache.cacheTrust({ env: { YIEM_CACHE_DIR: ".cache", XDG_CACHE_HOME: userCache }, cwd: home, home })).toBeInstanceOf(Buffer);
+  });
+
   it("trust rules: the package's own folder and any folder outside a project are owned; a chosen folder inside one is signed; the user folder inside one caches nothing", () => {
     const key = Buffer.alloc(32, 1);
     const pkg = "/opt/yiem/node_modules/.cache/yiem";
