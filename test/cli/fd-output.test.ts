@@ -99,6 +99,16 @@ describe("fd output", () => {
     expect(fake.written).toEqual(["to the terminal"]);
   });
 
+  it("an output whose stream Node built already (a warning printed) is written through that stream", () => {
+    const file = join(dir, "out.txt");
+    const fd = open(file, constants.O_WRONLY | constants.O_CREAT);
+    const fake = fakeStream();
+    const out = fdOutput(fd, fake.real, () => false, () => true);
+    out.write("after the warning");
+    expect(fake.written).toEqual(["after the warning"]);
+    expect(readFileSync(file, "utf8")).toBe("");
+  });
+
   it("a descriptor that is not open: the write goes to the real stream (which does what Node does)", () => {
     const fake = fakeStream();
     const out = fdOutput(987, fake.real, () => false);

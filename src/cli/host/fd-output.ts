@@ -9,10 +9,13 @@
  *   `/proc/self/fd/N` opened O_NONBLOCK, a new open file, so the flags of the one the process
  *   shares with its parent stay as they are). A reader that stopped reading then fills the pipe
  *   and the rest goes to the real stream (below), which never blocks the process: its exit bound
- *   still ends it. A Unix socket (what a Node.js parent's "pipe" is) takes direct writes for
- *   its first SOCKET_BUDGET bytes only, on Linux: nothing but yiem writes there (tool output is
- *   captured), and Linux gives no socket a send buffer that small, so those never block; the
- *   rest goes to the real stream. Anything else (a terminal, no /proc) uses the real stream.
+ *   still ends it. A Unix socket (what a Node.js parent's "pipe" is; its descriptor blocks)
+ *   takes one direct write of at most SOCKET_WRITE_MAX bytes, on Linux: one packet, which the
+ *   kernel takes into a send buffer of any size that holds less than itself (nothing but yiem
+ *   writes there: tool output is captured; at most stdout's and stderr's first write when they
+ *   share it); every later write goes to the real stream. Anything else (a terminal, no /proc),
+ *   and any output whose real stream Node built already (`builtElsewhere`: a warning printed,
+ *   its queue perhaps not drained), uses the real stream.
  *   The callback runs on the next tick, as a stream's would, and `write` returns true (taken whole);
  * - a write the descriptor does not take whole (EAGAIN: a non-blocking pipe that is full; EPIPE:
  *   the reader is gone; EBADF: no such descriptor) hands its unwritten rest, and every later
@@ -24,13 +27,16 @@
  * - `isTTY` is answered without the stream (a descriptor that is no character device is no
  *   terminal; only a character device is asked `tty.isatty`), `fd` is the descriptor.
  */
-import { constants, fstatSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, writeSync, type Stats } from "node:fs";
 import type { CliOutput } from "../io.js";
 
 type Listener = (...args: unknown[]) => void;
 
-/** The output on descriptor `fd`; `real()` builds the process stream of it; `isTerminal()` is asked at most once. */
-export function fdOutput(fd: number, real: () => CliOutput, isTerminal: () => boolean): CliOutput {
+/**
+ * The output on descriptor `fd`; `real()` builds the process stream of it; `isTerminal()` is asked
+ * at most once; `builtElsewhere()` tells whether Node built that stream already (rules above).
+ */
+export function fdOutput(fd: number, real: () => CliOutput, isTerminal: () => boolean, builtElsewhere: () => boolean = () => false): CliOutput {
   let stream: CliOutput | null = null;
   let terminal: boolean | undefined;
   const listeners: Array<{ event: string | symbol; fn: Listener; once: boolean }> = [];
@@ -51,11 +57,13 @@ export function fdOutput(fd: number, real: () => CliOutput, isTerminal: () => bo
 
   const write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean => {
     const done = (typeof encoding === "function" ? encoding : callback) as ((error?: Error | null) => void) | undefined;
-    if (stream === null) direct ??= directDescriptor(fd, isTTY);
-    const bytes = stream === null && direct ? (typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : chunk) : null;
-    if (!bytes || !direct || bytes.length > direct.budget) return (built().write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
+    if (stream === null && !builtElsewhere()) direct ??= directDescriptor(fd, isTTY);
+    else direct = null;
+    const bytes = direct ? (typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : chunk) : null;
+    if (!bytes || !direct || bytes.length > direct.budget || direct.writes < 1) return (built().write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
     const target = direct.fd;
     direct.budget -= bytes.length;
+    direct.writes -= 1;
     let written = 0;
     try {
       while (written < bytes.length) written += writeSync(target, bytes, written);
@@ -109,22 +117,37 @@ export function fdOutput(fd: number, real: () => CliOutput, isTerminal: () => bo
   return output;
 }
 
-/** Bytes a Unix socket takes directly (rules above): below Linux's smallest send buffer (SOCK_MIN_SNDBUF, ~4.5 KB). */
-export const SOCKET_BUDGET = 4096;
+/**
+ * The one direct write a Unix socket takes (rules above): one packet even in Linux's smallest send
+ * buffer (SOCK_MIN_SNDBUF ~4.5 KB; a stream socket's packets are at most half of it), so it is
+ * taken at once into a buffer holding less than that.
+ */
+export const SOCKET_WRITE_MAX = 2048;
 
 interface Direct {
   fd: number;
+  /** Bytes, and writes, it may still take directly. */
   budget: number;
+  writes: number;
+}
+
+/** A non-blocking descriptor of the pipe on `fd` (its /proc entry opened again), when it is that very pipe. */
+function ownPipeDescriptor(fd: number, stats: Stats): Direct | null {
+  const own = openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
+  const opened = fstatSync(own);
+  if (opened.dev === stats.dev && opened.ino === stats.ino) return { fd: own, budget: Infinity, writes: Infinity };
+  closeSync(own); // not the same pipe (an odd /proc): the real stream
+  return null;
 }
 
 /** Where `fd`'s writes can go without ever blocking (rules above): itself, a non-blocking descriptor of its pipe, or null. */
 function directDescriptor(fd: number, isTTY: () => boolean): Direct | null {
   try {
     const stats = fstatSync(fd);
-    if (stats.isFile() || (stats.isCharacterDevice() && !isTTY())) return { fd, budget: Infinity };
+    if (stats.isFile() || (stats.isCharacterDevice() && !isTTY())) return { fd, budget: Infinity, writes: Infinity };
     if (process.platform !== "linux") return null;
-    if (stats.isFIFO()) return { fd: openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK), budget: Infinity };
-    if (stats.isSocket()) return { fd, budget: SOCKET_BUDGET };
+    if (stats.isFIFO()) return ownPipeDescriptor(fd, stats);
+    if (stats.isSocket()) return { fd, budget: SOCKET_WRITE_MAX, writes: 1 };
   } catch {
     // no such descriptor, no /proc, no reader: the real stream says what Node says
   }

@@ -6,6 +6,7 @@ import { EventEmitter } from "node:events";
 import { fstatSync } from "node:fs";
 import type { CliHost, CliIo, CliSignal } from "../io.js";
 import { exitProcess } from "../../channels/guard.js";
+import { builtStream } from "../../channels/process-streams.js";
 import { onEventLoopDrained } from "./drain.js";
 import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
@@ -24,8 +25,9 @@ export interface ProcessIoOptions {
 
 /** The io of this process: its streams, environment, folder, signals and exit. */
 export function processIo(options: ProcessIoOptions = {}): CliIo {
-  const stdout = fdOutput(1, () => process.stdout, () => isTerminal(1));
-  const stderr = fdOutput(2, () => process.stderr, () => isTerminal(2));
+  // A stream Node built already (untracked: as if built) is written through (./fd-output.ts).
+  const stdout = fdOutput(1, () => process.stdout, () => isTerminal(1), () => builtStream("stdout") !== null);
+  const stderr = fdOutput(2, () => process.stderr, () => isTerminal(2), () => builtStream("stderr") !== null);
   const signals = new EventEmitter();
   // A process signal is handled only once a command listens for it (its default action ends
   // the process otherwise); once installed, the handler stays until the process exits.
