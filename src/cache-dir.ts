@@ -12,14 +12,14 @@
  *   package.json, package.yaml or .git; for the user cache folder the home folder and its
  *   ancestors are not projects, for a `$YIEM_CACHE_DIR` they are judged like any folder). A
  *   `$YIEM_CACHE_DIR` inside a project (`.cache`, a CI cache under the workspace: a checkout
- *   could ship it) is **signed**: each entry carries an HMAC under a per-user key (`cacheKeyFolder()/key`, 32 random
- *   bytes, mode 0600) kept in the user cache folder, never in a project, and an entry whose HMAC
- *   does not match is ignored. A user cache folder inside a project caches nothing;
+ *   could ship it) is **signed**: each entry carries an HMAC under a per-user key
+ *   (`cacheKeyFolder()/key`, 32 random bytes, mode 0600) kept in the user cache folder, never in
+ *   a project, and an entry whose HMAC does not match is ignored. A user cache folder inside a
+ *   project caches nothing;
  * - every entry also holds what it stands for (a spec's path and text, a schema's JSON, a tool's
  *   path and stat), compared exactly when read: names (`nameHash`) only place entries;
  * - only regular files are read (opened non-blocking, checked with fstat), so a FIFO never blocks;
- * - entries unused for 30 days are deleted, checked at most once a day, when something is written;
- *   only files with yiem's entry names are ever deleted;
+ * - entries unused for 30 days are deleted (./cache-prune.ts);
  * - every choice goes by a `CacheScope`: the caller's environment (`YIEM_CACHE_DIR`,
  *   `XDG_CACHE_HOME`, `HOME`), working folder and home. The CLI passes its io's
  *   (`cacheScopeOf(io.env, io.cwd)`); only the library entry, with no io, falls back to the
@@ -34,11 +34,9 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
-  readdirSync,
   renameSync,
   statSync,
   unlinkSync,
-  utimesSync,
   writeFileSync,
   type Stats,
 } from "node:fs";
@@ -94,9 +92,14 @@ export function defaultCacheDirFor(inputs: {
   home: string;
   writable: (dir: string) => boolean;
 }): string {
-  const inPackage = join(inputs.packageRoot, "node_modules", ".cache", "yiem");
+  const inPackage = packageCacheDirOf(inputs.packageRoot);
   if (inputs.writable(inPackage)) return inPackage;
   return userCacheDirFor(inputs.env, inputs.home) || inPackage;
+}
+
+/** The package's own cache folder: `node_modules/.cache/yiem` of the package at `root`. */
+function packageCacheDirOf(root: string): string {
+  return join(root, "node_modules", ".cache", "yiem");
 }
 
 /**
@@ -202,7 +205,7 @@ function trustOf(base: string, explicit: boolean, scope: CacheScope): CacheTrust
   return cacheTrustFor({
     base,
     explicit,
-    packageCache: join(packageRoot(), "node_modules", ".cache", "yiem"),
+    packageCache: packageCacheDirOf(packageRoot()),
     inProject: (dir, chosen) => insideProject(dir, scope.cwd, scope.home, { chosen }),
     key: () => cacheKey(scope),
   });
@@ -211,8 +214,9 @@ function trustOf(base: string, explicit: boolean, scope: CacheScope): CacheTrust
 /**
  * The trust of the cache base `base` (module rules): the package's own folder (`packageCache`,
  * not a link: checked by `cacheBase`) is owned, as trusted as yiem's code; so is any base outside
- * a project (`inProject(dir, chosen)`: a chosen base is judged strictly); a chosen base (`explicit`: `$YIEM_CACHE_DIR`) inside one is signed with `key()`;
- * the user cache folder inside one caches nothing.
+ * a project (`inProject(dir, chosen)`: a chosen base is judged strictly); a chosen base
+ * (`explicit`: `$YIEM_CACHE_DIR`) inside one is signed with `key()`; the user cache folder inside
+ * one caches nothing.
  */
 export function cacheTrustFor(inputs: { base: string; explicit: boolean; packageCache: string; inProject: (dir: string, chosen: boolean) => boolean; key: () => Buffer | null }): CacheTrust {
   if (!inputs.explicit && inputs.base === inputs.packageCache) return "owned";
@@ -361,51 +365,4 @@ export function readCacheFile(file: string, reuse?: Buffer): { bytes: Buffer; st
  */
 export function writeCacheFile(file: string, text: string | Buffer, options: { flush?: boolean } = {}): void {
   writeFileAtomicSync(file, text, { mode: 0o600, flush: options.flush ?? false, temp: `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` });
-}
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** Entries whose file was not used (mtime) for this long are deleted. */
-const UNUSED_ENTRY_MS = 30 * DAY_MS;
-const STALE_TEMP_MS = 60 * 60 * 1000;
-
-/** Marks the entry `file` (with `stats`) as used: its mtime is moved to now when over a day old. */
-export function noteUsed(file: string, stats: Stats, now = Date.now()): void {
-  if (now - stats.mtimeMs < DAY_MS) return;
-  try {
-    utimesSync(file, new Date(now), new Date(now));
-  } catch {
-    // a cache entry that cannot be touched is only pruned earlier
-  }
-}
-
-/**
- * Names yiem gives cache entries (16 hex digits, `nameHash`; 64 before, still pruned; then
- * `.pack`, `.json`, `.ok` or `.code`) and their temp files.
- */
-const ENTRY_NAME = /^(?:[0-9a-f]{16}|[0-9a-f]{64})\.(?:pack|json|ok|code)$/;
-const TEMP_NAME = /^(?:[0-9a-f]{16}|[0-9a-f]{64})\.(?:pack|json|ok|code)\.\d+\.[0-9a-f]{12}\.tmp$/;
-
-/**
- * Deletes the entries of the cache folder `dir` unused for UNUSED_ENTRY_MS and temp files left for
- * an hour; at most once a day per folder (the marker `.pruned-<name>` next to it records when).
- * Only files named as yiem names them are ever deleted.
- */
-export function pruneCacheFolder(dir: string, now = Date.now()): void {
-  const marker = join(dirname(dir), `.pruned-${basename(dir)}`);
-  try {
-    const last = statSync(marker, { throwIfNoEntry: false });
-    if (last && now - last.mtimeMs < DAY_MS) return;
-    writeCacheFile(marker, "");
-    for (const name of readdirSync(dir)) {
-      const file = join(dir, name);
-      const temp = TEMP_NAME.test(name);
-      if (!temp && !ENTRY_NAME.test(name)) continue;
-      const stats = statSync(file, { throwIfNoEntry: false });
-      if (!stats?.isFile()) continue;
-      const limit = temp ? STALE_TEMP_MS : UNUSED_ENTRY_MS;
-      if (now - stats.mtimeMs > limit) unlinkSync(file);
-    }
-  } catch {
-    // pruning is housekeeping: it is tried again another day
-  }
 }

@@ -29,7 +29,8 @@ import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { closeSync, fstatSync, openSync, statSync } from "node:fs";
 import { readWhole } from "./regular-file.js";
-import { cacheFolder, cacheSignature, noteUsed, processCacheScope, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile } from "./cache-dir.js";
+import { cacheFolder, cacheSignature, processCacheScope, readCacheFile, signatureMatches, writeCacheFile } from "./cache-dir.js";
+import { noteUsed, pruneCacheFolder } from "./cache-prune.js";
 import { checksum } from "./checksum.js";
 import { nameHash } from "./name-hash.js";
 

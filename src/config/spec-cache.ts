@@ -15,7 +15,8 @@
  * - the cache is an optimisation only: every read or write failure is ignored.
  */
 import { join } from "node:path";
-import { cacheFolder, cacheSignature, noteUsed, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../cache-dir.js";
+import { cacheFolder, cacheSignature, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../cache-dir.js";
+import { noteUsed, pruneCacheFolder } from "../cache-prune.js";
 import { nameHash } from "../name-hash.js";
 
 const FORMAT = "spec-cache-3";

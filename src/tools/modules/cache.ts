@@ -26,7 +26,8 @@
 import { hash } from "node:crypto";
 import { existsSync, readFileSync, statSync, type Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { cacheFolder, cacheSignature, cacheTrustId, noteUsed, pruneCacheFolder, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../../cache-dir.js";
+import { cacheFolder, cacheSignature, cacheTrustId, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../../cache-dir.js";
+import { noteUsed, pruneCacheFolder } from "../../cache-prune.js";
 import { nameHash } from "../../name-hash.js";
 import { requireCjs } from "../../require-cjs.js";
 

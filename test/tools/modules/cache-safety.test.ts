@@ -23,7 +23,8 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cacheBaseFor, cacheKeyFolder, cacheTrust, cacheTrustFor, processCacheScope, pruneCacheFolder, trustedCacheFolder, UNSIGNED } from "../../../src/cache-dir.js";
+import { cacheBaseFor, cacheKeyFolder, cacheTrust, cacheTrustFor, processCacheScope, trustedCacheFolder, UNSIGNED } from "../../../src/cache-dir.js";
+import { pruneCacheFolder } from "../../../src/cache-prune.js";
 import { nameHash } from "../../../src/name-hash.js";
 import { packageRoot } from "../../../src/package-info.js";
 
