@@ -19,15 +19,20 @@ const PROJECT_MARKERS = ["package.json", "package.yaml", ".git"];
 export function insideProject(dir: string, cwd: string, home: string, options: { chosen?: boolean } = {}): boolean {
   const real = realPathOfExisting(dir);
   const realHome = home === "" ? null : realPathOfExisting(home);
-  const exempt = (folder: string) => !options.chosen && realHome !== null && (realHome === folder || realHome.startsWith(folder.endsWith(sep) ? folder : folder + sep));
-  const within = (folder: string) => real === folder || real.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+  // The home folder, and each folder it is in, is exempt (rules above).
+  const exempt = (folder: string) => !options.chosen && realHome !== null && atOrBelow(realHome, folder);
   const realCwd = realPathOfExisting(cwd);
-  if (!exempt(realCwd) && within(realCwd)) return true;
+  if (!exempt(realCwd) && atOrBelow(real, realCwd)) return true;
   for (let at = real; !exempt(at); at = dirname(at)) {
     if (PROJECT_MARKERS.some((marker) => existsSync(join(at, marker)))) return true;
     if (dirname(at) === at) break;
   }
   return false;
+}
+
+/** Whether the path `path` is `folder` or inside it (both absolute, compared as strings). */
+function atOrBelow(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
 /** The real path of `path`: that of its nearest existing ancestor, with the missing rest appended. */

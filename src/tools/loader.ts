@@ -178,12 +178,3 @@ export function errorMessage(error: unknown): string {
   if (text !== "" || !(error instanceof Error)) return text || "unknown error";
   return messageOf(error.name) || "Error";
 }
-
-/** Whether `path` exists and is a folder. */
-export async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}

@@ -41,7 +41,7 @@ export function fdOutput(fd: number, real: () => CliOutput, isTerminal: () => bo
   let terminal: boolean | undefined;
   const listeners: Array<{ event: string | symbol; fn: Listener; once: boolean }> = [];
   const isTTY = () => (terminal ??= isTerminal());
-  /** Where `write` writes directly, and how many bytes more it may; null: the real stream (rules above). */
+  /** Where `write` writes directly, and how much more it may; null: the real stream (rules above). */
   let direct: Direct | null | undefined;
 
   const built = (): CliOutput => {
@@ -57,16 +57,17 @@ export function fdOutput(fd: number, real: () => CliOutput, isTerminal: () => bo
 
   const write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean => {
     const done = (typeof encoding === "function" ? encoding : callback) as ((error?: Error | null) => void) | undefined;
-    if (stream === null && !builtElsewhere()) direct ??= directDescriptor(fd, isTTY);
-    else direct = null;
-    const bytes = direct ? (typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : chunk) : null;
-    if (!bytes || !direct || bytes.length > direct.budget || direct.writes < 1) return (built().write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
-    const target = direct.fd;
+    const toStream = () => (built().write as (...args: unknown[]) => boolean)(chunk, encoding, callback);
+    if (stream !== null || builtElsewhere()) direct = null;
+    else direct ??= directDescriptor(fd, isTTY);
+    if (!direct || direct.writes < 1) return toStream();
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : chunk;
+    if (bytes.length > direct.budget) return toStream();
     direct.budget -= bytes.length;
     direct.writes -= 1;
     let written = 0;
     try {
-      while (written < bytes.length) written += writeSync(target, bytes, written);
+      while (written < bytes.length) written += writeSync(direct.fd, bytes, written);
     } catch {
       return built().write(bytes.subarray(written), done);
     }
@@ -126,8 +127,9 @@ export const SOCKET_WRITE_MAX = 2048;
 
 interface Direct {
   fd: number;
-  /** Bytes, and writes, it may still take directly. */
+  /** Bytes it may still take directly. */
   budget: number;
+  /** Writes it may still take directly. */
   writes: number;
 }
 

@@ -53,7 +53,7 @@ export function processIo(options: ProcessIoOptions = {}): CliIo {
     stderr,
     isTTY: {
       get stdin() {
-        return stdinIsTerminal();
+        return isTerminal(0);
       },
       get stdout() {
         return stdout.isTTY === true;
@@ -96,26 +96,26 @@ function stdinKind(): CliIo["stdinKind"] {
   try {
     const stats = fstatSync(0);
     if (stats.isFIFO() || stats.isFile() || stats.isSocket()) return "readable";
-    return stats.isCharacterDevice() && stdinIsTerminal() ? "terminal" : "none";
+    return stats.isCharacterDevice() && isatty(0) ? "terminal" : "none";
   } catch {
     return "none";
   }
 }
 
-/** Whether fd 0 is a terminal (what `process.stdin.isTTY` says, without building process.stdin). */
-function stdinIsTerminal(): boolean {
-  return (process.getBuiltinModule("node:tty") as typeof import("node:tty")).isatty(0);
-}
-
 /**
- * Whether `fd` is a terminal, as its stream's `isTTY` would say: only a character device can be
- * one, so a pipe or file is told without node:tty (which loads net and the stream modules).
+ * Whether `fd` is a terminal, as its stream's `isTTY` would say, without building the stream
+ * (process.stdin, stdout, stderr): only a character device can be one, so a pipe or file is told
+ * without node:tty (which loads net and the stream modules).
  */
-function isTerminal(fd: 1 | 2): boolean {
+function isTerminal(fd: 0 | 1 | 2): boolean {
   try {
     if (!fstatSync(fd).isCharacterDevice()) return false;
   } catch {
     return false;
   }
+  return isatty(fd);
+}
+
+function isatty(fd: 0 | 1 | 2): boolean {
   return (process.getBuiltinModule("node:tty") as typeof import("node:tty")).isatty(fd);
 }
