@@ -7,14 +7,14 @@
  * never an existing file. `writeFileAtomicSync` is the same rule for callers that cannot await
  * (the module cache, written from synchronous loading code).
  */
-import { randomBytes } from "node:crypto";
+import { randomHex } from "./random-id.js";
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /** The temp file a write of `file` goes through (`.yiem-tmp-<name>-<random>`, beside it). */
 export function atomicTempPath(file: string): string {
-  return join(dirname(file), `.yiem-tmp-${basename(file)}-${randomBytes(6).toString("hex")}`);
+  return join(dirname(file), `.yiem-tmp-${basename(file)}-${randomHex(6)}`);
 }
 
 export async function writeFileAtomic(file: string, data: string, options: { mode?: number; exactMode?: number } = {}): Promise<void> {

@@ -26,7 +26,8 @@
  *   process's own (`processCacheScope()`). What is remembered is keyed by those inputs.
  * Owned caches need no node:crypto at all: a warm start of `tools list` or `config` never loads it.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { randomBytesOf, randomHex } from "./random-id.js";
 import {
   accessSync,
   constants,
@@ -287,9 +288,9 @@ const KEY_BYTES = 32;
 function readOrMakeKey(file: string): Buffer | null {
   const existing = readKey(file);
   if (existing) return existing;
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const temp = `${file}.${process.pid}.${randomHex(6)}.tmp`;
   try {
-    writeFileSync(temp, randomBytes(KEY_BYTES), { flag: "wx", mode: 0o600 });
+    writeFileSync(temp, randomBytesOf(KEY_BYTES), { flag: "wx", mode: 0o600 });
     try {
       linkSync(temp, file); // atomic, and never replaces a key another process just made
     } catch (error) {
@@ -364,5 +365,5 @@ export function readCacheFile(file: string, reuse?: Buffer): { bytes: Buffer; st
  * signature); one whose reader could not tell (the code cache, given to V8) is flushed. Throws.
  */
 export function writeCacheFile(file: string, text: string | Buffer, options: { flush?: boolean } = {}): void {
-  writeFileAtomicSync(file, text, { mode: 0o600, flush: options.flush ?? false, temp: `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` });
+  writeFileAtomicSync(file, text, { mode: 0o600, flush: options.flush ?? false, temp: `${file}.${process.pid}.${randomHex(6)}.tmp` });
 }

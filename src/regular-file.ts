@@ -8,8 +8,7 @@
  * - a socket cannot even be opened (ENXIO): `readRegularText` reports it as "a socket" too;
  * - other open errors (ENOENT, EACCES, …) are thrown as they are, for the caller to word.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from "node:fs";
-import { open } from "node:fs/promises";
+import { close, closeSync, constants, fstat, fstatSync, open, openSync, readFile, readFileSync, readSync, type Stats } from "node:fs";
 
 const OPEN_NON_BLOCKING = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
@@ -22,21 +21,25 @@ export function fileKind(stats: Stats): string {
   return "not a file";
 }
 
-/** The text of `file` when it is a regular file; else what it is instead (rules above). */
+/**
+ * The text of `file` when it is a regular file; else what it is instead (rules above). Through
+ * node:fs's callbacks, not node:fs/promises: that module loads ~20 more of Node's (readline, the
+ * file watchers, web streams) into every run that reads a replay or session file.
+ */
 export async function readRegularText(file: string): Promise<{ text: string } | { kind: string }> {
-  let handle;
+  let fd: number;
   try {
-    handle = await open(file, OPEN_NON_BLOCKING);
+    fd = await new Promise<number>((resolve, reject) => open(file, OPEN_NON_BLOCKING, (error, opened) => (error ? reject(error) : resolve(opened))));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENXIO") return { kind: "a socket" };
     throw error;
   }
   try {
-    const stats = await handle.stat();
+    const stats = await new Promise<Stats>((resolve, reject) => fstat(fd, (error, found) => (error ? reject(error) : resolve(found))));
     if (!stats.isFile()) return { kind: fileKind(stats) };
-    return { text: await handle.readFile("utf8") };
+    return { text: await new Promise<string>((resolve, reject) => readFile(fd, "utf8", (error, text) => (error ? reject(error) : resolve(text)))) };
   } finally {
-    await handle.close();
+    await new Promise<void>((resolve) => close(fd, () => resolve()));
   }
 }
 

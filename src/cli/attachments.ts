@@ -31,7 +31,9 @@ export async function readAttachments(
   list: ResolvedAttachment[],
   stdin: () => CliInput,
   signal?: AbortSignal,
-  read: (path: string) => Promise<Buffer> = readFile,
+  // A wrapper, not `readFile` itself: the default is evaluated on every call, and naming
+  // readFile would load node:fs/promises (~20 internal modules) for a run with no attachments.
+  read: (path: string) => Promise<Buffer> = (path) => readFile(path),
 ): Promise<LoadedAttachment[]> {
   const loaded: LoadedAttachment[] = [];
   let total = 0;

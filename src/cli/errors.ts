@@ -1,5 +1,5 @@
 /** User-facing errors of the CLI: a usage or config problem is exit 2 with one clear message. */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../random-id.js";
 import { printResultJsonSync, unfinishedResult } from "./output.js";
 import { ownWrite } from "../channels/guard.js";
 import type { CliIo } from "./io.js";
@@ -14,7 +14,7 @@ import { workflowCommand } from "./events/github.js";
  * runId and the given exit code.
  */
 export function reportUsageError(io: Pick<CliIo, "stdout" | "stderr">, message: string, format: "text" | "ndjson" | "github" = "text", result?: { exitCode: number }): void {
-  const runId = randomUUID();
+  const runId = randomUuid();
   if (result) printResultJsonSync(io.stdout, unfinishedResult({ runId, stopReason: "error", error: message }), result.exitCode);
   if (format === "ndjson") {
     // A run that never started: its frame's lone agentEnd (../loop/run-frame.ts).

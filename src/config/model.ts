@@ -10,7 +10,7 @@
  * `baseURL` pointing at a local server) may make it unneeded.
  * Every problem goes to `problems`; the value at fault falls back to its default.
  */
-import { stat } from "node:fs/promises";
+import { statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { fileKind } from "../regular-file.js";
 import { parseDuration } from "./duration.js";
@@ -180,7 +180,8 @@ async function replayFileOf(name: string, origin: Origin): Promise<string | unde
   }
   if (scheme.scheme !== "replay") return undefined;
   const file = path.resolve(origin.baseDir, scheme.file);
-  const found = await stat(file).catch(() => null);
+  // One stat, synchronous: node:fs/promises would load ~20 more of Node's modules for it.
+  const found = statOrNull(file);
   if (!found) throw origin.fail(`replay file "${scheme.file}" not found (${file})`);
   if (!found.isFile()) throw origin.fail(`replay file "${scheme.file}" is not a regular file (${fileKind(found)}; ${file})`);
   return file;
@@ -208,4 +209,12 @@ function checkURL(value: string, label: string): string {
     throw new ConfigError(`${label} must be an http(s) URL (got ${JSON.stringify(value)})`, { key: label });
   }
   return value;
+}
+
+function statOrNull(file: string): Stats | null {
+  try {
+    return statSync(file);
+  } catch {
+    return null;
+  }
 }

@@ -8,7 +8,7 @@
  * Rules: `agentStart` comes first and `agentEnd` exactly once, last; every tool call id gets
  * exactly one result message; runAgent never throws.
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../random-id.js";
 import type { AssistantMessage, ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from "../provider/types.js";
 import type { Emit } from "./events.js";
 import { createRunFrame } from "./run-frame.js";
@@ -28,12 +28,18 @@ import { contentText } from "../tools/content.js";
 import { costBudgetExceeded, pricedUsage, withCosts } from "./cost.js";
 import { createStructuredOutput } from "./structured-output.js";
 
+/**
+ * How long the first request waits before the argument validator starts loading beside it: a
+ * local or replayed model answers sooner, and its answer would then wait for ajv (~5 ms).
+ */
+const PRELOAD_AFTER_MS = 15;
+
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const framing = options.framing ?? {};
   const started = framing.startedAt ?? performance.now();
   // The run's framing (run-frame.ts): a caller that must be able to end the run from outside
   // the loop (the CLI: signals, a stuck tool) opens the frame itself (and prices its events).
-  const frame = options.frame ?? createRunFrame({ runId: options.runId ?? randomUUID(), sink: withCosts(options.onEvent, options.pricing), startedAt: started });
+  const frame = options.frame ?? createRunFrame({ runId: options.runId ?? randomUuid(), sink: withCosts(options.onEvent, options.pricing), startedAt: started });
   const runId = frame.runId;
   const emit: Emit = frame.emit;
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -101,6 +107,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
       const tools: ToolSpec[] = offeredTools().map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema }));
 
       let response: ModelResponse;
+      let preload: NodeJS.Timeout | undefined;
       try {
         const pending = options.provider.complete({
           messages,
@@ -111,8 +118,9 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
           onRetry: (info) => emit({ type: "retry", ...info }),
           onSdkLog: (line) => emit({ type: "debug", kind: "sdk", ...line }),
         });
-        // Tools are on offer: load the argument validator while the first request is in flight.
-        if (turn === 1 && tools.length > 0) setImmediate(preloadValidator);
+        // Tools are on offer: load the argument validator while the first request is in flight,
+        // once it has waited PRELOAD_AFTER_MS (an answer that comes sooner would wait for ajv).
+        if (turn === 1 && tools.length > 0) preload = setTimeout(preloadValidator, PRELOAD_AFTER_MS);
         response = await pending;
       } catch (err) {
         if (signal.aborted) stopReason = interruptedReason();
@@ -122,6 +130,8 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
         }
         emit({ type: "turnEnd", turn, toolResults: 0, usage: zeroUsage() });
         break;
+      } finally {
+        clearTimeout(preload);
       }
 
       finishReason = response.finishReason;

@@ -7,7 +7,7 @@
  *   creation time and two runs in the same second still differ.
  * - `--resume` takes a full id or a unique prefix of one (`resolveSessionId`).
  */
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../random-id.js";
 import { editDistance } from "../nearest-name.js";
 
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -21,7 +21,7 @@ export function sessionIdProblem(id: string): string | undefined {
 export function generateSessionId(now: Date = new Date()): string {
   const iso = now.toISOString(); // 2026-12-01T19:56:05.123Z
   const stamp = `${iso.slice(0, 10).replace(/-/g, "")}-${iso.slice(11, 19).replace(/:/g, "")}`;
-  return `${stamp}-${randomBytes(3).toString("hex")}`;
+  return `${stamp}-${randomHex(3)}`;
 }
 
 /** The result of looking an id up among the stored ones. */

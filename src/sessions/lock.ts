@@ -11,7 +11,7 @@
  *   or refused at once (`wait: false`) with SessionBusyError naming the holder.
  * - The holder removes the lock when done, and on process exit whatever path it takes.
  */
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../random-id.js";
 import { readFileSync, unlinkSync } from "node:fs";
 import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -58,7 +58,7 @@ export function lockPath(dir: string, id: string): string {
 
 export async function acquireSessionLock(dir: string, id: string, options: LockOptions): Promise<SessionLock> {
   const file = lockPath(dir, id);
-  const token = randomBytes(12).toString("hex");
+  const token = randomHex(12);
   const content = JSON.stringify({ pid: process.pid, hostname: hostname(), token, since: new Date().toISOString() });
   let waited = false;
   for (let attempt = 0; ; attempt++) {
@@ -128,7 +128,7 @@ async function breakStale(dir: string, file: string, seen: Exclude<SeenLock, "go
 
 /** Creates `file` with `content` only if it does not exist, never visible half written. */
 async function linkExclusive(dir: string, file: string, content: string): Promise<boolean> {
-  const temp = join(dir, `.yiem-tmp-lock-${randomBytes(6).toString("hex")}`);
+  const temp = join(dir, `.yiem-tmp-lock-${randomHex(6)}`);
   await writeFile(temp, content, { mode: 0o600, flag: "wx" });
   try {
     await link(temp, file);

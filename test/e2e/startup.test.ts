@@ -9,7 +9,7 @@
  * as loading every package bundled into it. No timings here: those are benchmarks (`npm run bench`).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -234,13 +234,13 @@ describe("start-up compiles only the Node modules the command uses", () => {
     "NativeModule assert",
   ];
 
-  function builtinsLoaded(args: string[], stdin: "pipe" | "ignore" | number = "pipe"): { code: number | null; stderr: string; loaded: string[] } {
+  function builtinsLoaded(args: string[], stdin: "pipe" | "ignore" | number = "pipe", place: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { code: number | null; stderr: string; loaded: string[] } {
     const out = join(dir, `builtins-${++traceCount}.txt`);
     const preloadCjs = join(dir, "builtins.cjs");
     writeFileSync(preloadCjs, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n")));\n');
     const result = spawnSync(process.execPath, ["-r", preloadCjs, yiemBin, ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, BUILTINS_FILE: out, NO_COLOR: "1" },
+      cwd: place.cwd ?? repoRoot,
+      env: { ...process.env, BUILTINS_FILE: out, NO_COLOR: "1", ...place.env },
       encoding: "utf8",
       stdio: [stdin, "pipe", "pipe"],
       timeout: 20_000,
@@ -286,8 +286,22 @@ describe("start-up compiles only the Node modules the command uses", () => {
     expect(run.loaded).toContain("NativeModule stream");
   });
 
-  it("the check sees node:crypto where it is loaded (a run's id)", () => {
-    const run = builtinsLoaded(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"]);
+  // A run's id and its temp names come from /dev/urandom (src/random-id.ts), and its attachments
+  // are read only when there are some: a run loads neither either.
+  it("a warm replay run with stdin on /dev/null loads neither node:crypto, fs/promises nor node:tty", () => {
+    const args = ["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"];
+    for (let i = 0; i < 2; i++) expect(builtinsLoaded(args, "ignore").code).toBe(0);
+    const run = builtinsLoaded(args, "ignore");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.loaded).toContain("NativeModule vm");
+    expect(run.loaded.filter((m) => [...WARM_NOT_AT_START, "NativeModule tty"].includes(m))).toEqual([]);
+  });
+
+  it("the check sees node:crypto where it is loaded (a cache folder inside a project is signed)", () => {
+    const project = join(dir, "signed-project");
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "package.json"), "{}\n");
+    const run = builtinsLoaded(["tools", "list"], "pipe", { cwd: project, env: { YIEM_CACHE_DIR: join(project, ".cache") } });
     expect(run.code, run.stderr).toBe(0);
     expect(run.loaded).toContain("NativeModule crypto");
   });

@@ -18,7 +18,7 @@
  *   times.
  * - A run never throws here: any failure is an `error` result naming it, secrets redacted.
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../random-id.js";
 import { Readable } from "node:stream";
 import { isAbsolute, relative, resolve } from "node:path";
 import { readFile, realpath, stat } from "node:fs/promises";
@@ -99,7 +99,7 @@ function sharedFile(shared: BatchRunShared, path: string): Promise<Buffer> {
 
 /** Runs one item (see module rules); never rejects. */
 export async function runBatchItem(item: BatchItem, shared: BatchRunShared, signal: AbortSignal): Promise<BatchResult> {
-  const runId = randomUUID();
+  const runId = randomUuid();
   const startedAt = performance.now();
   try {
     const files = [...shared.spec.attachments, ...(await itemFiles(item, shared.cwd))];

@@ -18,7 +18,7 @@
  *   result could not be written; else 3 when any ended `limit` or the batch deadline left items
  *   unfinished; else 0. A usage or input problem before the batch starts is 2.
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../random-id.js";
 import { createWriteStream, statSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { once, setMaxListeners } from "node:events";
@@ -78,7 +78,7 @@ interface BatchFlags {
 }
 
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
-  const batchId = randomUUID();
+  const batchId = randomUuid();
   const explicit = argv.events as EventsMode | undefined;
   const mode = explicit ?? defaultModeOf(io);
   const sink = createBatchSink(io, batchId, mode, explicit === "ndjson");

@@ -20,7 +20,7 @@
  *   reported as a lone agentEnd, as for `run`; a tool or hook that throws outside its call is a
  *   warning, and the server goes on.
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../random-id.js";
 import { guardChannels } from "../../channels/guard.js";
 import { addSecretEnvNames, secretValues } from "../../secrets.js";
 import type { ResolvedSpec } from "../../config/types.js";
@@ -58,7 +58,7 @@ export interface ServeStart {
 export async function serveSession(argv: Record<string, unknown>, io: CliIo, { wire, identity, sdkLoading }: ServeStart): Promise<number> {
   const mode: EventsMode = argv.events === "none" || argv.events === "github" ? argv.events : "ndjson";
   const sink = createCallSink(io, mode);
-  const runId = randomUUID();
+  const runId = randomUuid();
   let redact: Redactor = createRedactor(secretValues(io.env));
   const emitEvent = (event: AgentEvent) => sink.emit(redact(event));
   // The session is one run on stderr: its frame alone stamps events and builds agentStart/agentEnd.

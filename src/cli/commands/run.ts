@@ -20,7 +20,7 @@
  *   (../watchdog.ts), or an event loop still dry after the abort. The stream then closes the open
  *   calls and the turn itself, and the process exits.
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../random-id.js";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import type { ResolvedSpec } from "../../config/types.js";
@@ -56,7 +56,7 @@ import { dryRunTools, refuseFinalAnswerClash } from "../structured-output.js";
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const mode = (argv.events as EventsMode | undefined) ?? defaultModeOf(io);
   const sink = createCallSink(io, mode);
-  const runId = randomUUID();
+  const runId = randomUuid();
   const startedAt = performance.now();
   // Until the spec names the API key, events hide what the environment's secret variables hold.
   let redact: Redactor = createRedactor(secretValues(io.env));

@@ -9,7 +9,7 @@
  * `{content, details, isError}`. Secrets are redacted as in `run` (events, stdout, messages).
  * Exit 0 ok, 1 error result, 2 unknown tool, invalid arguments or bad spec, 128+signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT).
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomHex, randomUuid } from "../../random-id.js";
 import { addSecretEnvNames, secretValues } from "../../secrets.js";
 import type { Emit } from "../../loop/events.js";
 import { createRunFrame } from "../../loop/run-frame.js";
@@ -37,7 +37,7 @@ import { contentText } from "../../tools/content.js";
 export async function callCommand(argv: Record<string, unknown>, io: CliIo): Promise<number> {
   const sink = createCallSink(io, argv.events as EventsMode | undefined);
   const mode = (argv.events as EventsMode | undefined) ?? (io.isTTY.stderr ? "pretty" : "ndjson");
-  const runId = randomUUID();
+  const runId = randomUuid();
   // Until the spec names the API key, hide what the environment's secret-named variables hold.
   let redact: Redactor = createRedactor(secretValues(io.env));
   const frame = createRunFrame({ runId, sink: (event) => sink.emit(redact(event)) });
@@ -91,7 +91,7 @@ export async function callCommand(argv: Record<string, unknown>, io: CliIo): Pro
       addUsage(usage, finished?.result.usage);
       frame.end({ stopReason, turns: 0, toolCalls: 1, usage, durationMs: Math.round(performance.now() - clock), ...(error !== undefined ? { error } : {}) });
     };
-    const toolCall = { id: `call_${randomBytes(6).toString("hex")}`, name, arguments: raw };
+    const toolCall = { id: `call_${randomHex(6)}`, name, arguments: raw };
     const reject = async (reason: string, args: unknown) => {
       emit({ type: "toolCallRejected", turn: 1, toolCallId: toolCall.id, toolName: name, args, reason });
       end("error", null, reason);

@@ -4,7 +4,7 @@
  * folder when it exists; resolved by the config loader), the registry, reading `JSON|@file|-` values, and error
  * reports (exit codes by the error's kind: ../exit-codes.ts `exitCodeForError`).
  */
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../random-id.js";
 import { relative, isAbsolute, sep } from "node:path";
 import { guardChannels } from "../../channels/guard.js";
 import { secretValues } from "../../secrets.js";
@@ -82,7 +82,7 @@ export function warnProblems(emit: Emit, problems: LoadedTools["problems"]): voi
 export function newEmitter(sink: CliEventSink, io: CliIo): Emit {
   let emit: Emit | undefined;
   return (event) => {
-    emit ??= createRunFrame({ runId: randomUUID(), sink: (framed) => sink.emit(commandRedactor(io)(framed)) }).emit;
+    emit ??= createRunFrame({ runId: randomUuid(), sink: (framed) => sink.emit(commandRedactor(io)(framed)) }).emit;
     emit(event);
   };
 }

@@ -3,7 +3,7 @@
  * bin/yiem.js builds it, passes it to `main`, and exits with the code `main` returns.
  */
 import { EventEmitter } from "node:events";
-import { fstatSync } from "node:fs";
+import { fstatSync, statSync, type Stats } from "node:fs";
 import type { CliHost, CliIo, CliSignal } from "../io.js";
 import { exitProcess } from "../../channels/guard.js";
 import { builtStream } from "../../channels/process-streams.js";
@@ -96,7 +96,7 @@ function stdinKind(): CliIo["stdinKind"] {
   try {
     const stats = fstatSync(0);
     if (stats.isFIFO() || stats.isFile() || stats.isSocket()) return "readable";
-    return stats.isCharacterDevice() && isatty(0) ? "terminal" : "none";
+    return deviceIsTerminal(0, stats) ? "terminal" : "none";
   } catch {
     return "none";
   }
@@ -109,11 +109,35 @@ function stdinKind(): CliIo["stdinKind"] {
  */
 function isTerminal(fd: 0 | 1 | 2): boolean {
   try {
-    if (!fstatSync(fd).isCharacterDevice()) return false;
+    return deviceIsTerminal(fd, fstatSync(fd));
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether `fd` (of `stats`) is a terminal. /dev/null, the character device a script's or a
+ * scheduler's stdin most often is, is told by its device number without node:tty.
+ */
+function deviceIsTerminal(fd: 0 | 1 | 2, stats: Stats): boolean {
+  if (!stats.isCharacterDevice()) return false;
+  if (stats.rdev === devNullNumber()) return false;
   return isatty(fd);
+}
+
+let devNull: number | null | undefined;
+
+/** /dev/null's device number, or null when it cannot be read (then node:tty decides). */
+function devNullNumber(): number | null {
+  if (devNull === undefined) {
+    try {
+      const stats = statSync("/dev/null");
+      devNull = stats.isCharacterDevice() ? stats.rdev : null;
+    } catch {
+      devNull = null;
+    }
+  }
+  return devNull;
 }
 
 function isatty(fd: 0 | 1 | 2): boolean {

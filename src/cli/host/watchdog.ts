@@ -28,7 +28,7 @@
  *   Atomics.wait) is not interrupted: V8 only runs the request between JavaScript statements.
  */
 import { closeSync, openSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../../random-id.js";
 import { exitProcess } from "../../channels/guard.js";
 import type { Watchdog } from "../io.js";
 
@@ -87,13 +87,16 @@ function watchThread(): WatchThread {
   if (thread) return thread;
   const shared = new SharedArrayBuffer(16);
   const started: WatchThread = { generation: new Int32Array(shared, 0, 1), deadline: new Float64Array(shared, 8, 1), armed: new Set() };
-  const key = `__yiemWatchdog_${randomBytes(8).toString("hex")}`;
+  const key = `__yiemWatchdog_${randomHex(8)}`;
   Object.defineProperty(globalThis, key, { configurable: true, value: (seen: number) => checkStuck(started, seen) });
   try {
     // Loaded here, not at start-up: every command's start would compile worker_threads and its
     // ~6 internal modules for the one run in many that arms a watchdog (docs/performance.md).
     const { Worker } = process.getBuiltinModule("node:worker_threads");
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, key } });
+    // Its stdout and stderr are its own (never read: it writes nothing). Left to the default,
+    // Node pipes them into process.stdout and process.stderr, building both streams (net,
+    // stream and their ~30 modules) for output that direct writes serve (./fd-output.ts).
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { shared, key }, stdout: true, stderr: true });
     worker.unref();
     worker.on("error", () => {});
   } catch {
