@@ -6,8 +6,8 @@
  *   `require.cache` under its own file name before it runs: `require` of that file anywhere (the
  *   library entry, a tool's `yiem`) gets this very instance, so there is one copy of every module;
  * - its cached data is one entry of the trusted cache folder `code` (src/cache-dir.ts), named by
- *   the bundle's content hash (from the build), the Node version, `process.arch` and the V8
- *   flags yiem sets (bin/yiem.js, for `run`) (`nameHash`), and signed with the per-user HMAC key
+ *   the bundle's content hash (from the build), the Node version and `process.arch`
+ *   (`nameHash`), and signed with the per-user HMAC key
  *   when the cache is a signed one (an owned cache's entries carry UNSIGNED). V8 checks its own
  *   version, the source's length, the data's length and every other flag (`node --…`,
  *   `NODE_OPTIONS`) itself: an entry that is missing, not a regular file, wrongly signed, or that
@@ -52,21 +52,15 @@ interface LoadedScript {
 }
 
 const loadedScripts: LoadedScript[] = [];
-let v8FlagsSet: string[] = [];
-
-/** The V8 flags set with `v8.setFlagsFromString` before any bundle loads (part of every entry's name). */
-export function noteV8Flags(flags: string[]): void {
-  v8FlagsSet = [...flags];
-}
 
 /** The name of the cache entry of a bundle with content hash `contentHash`, under the current settings. */
 export function codeCacheEntryName(contentHash: string): string {
   return `${nameHash(ENTRY_TAG, entryKey(contentHash))}.code`;
 }
 
-/** What an entry stands for, kept in its first line and compared exactly (the name only places it): the bundle's content hash, Node's version, the arch and yiem's V8 flags. */
+/** What an entry stands for, kept in its first line and compared exactly (the name only places it): the bundle's content hash, Node's version and the arch. */
 function entryKey(contentHash: string): string {
-  return [contentHash, process.version, process.arch, ...v8FlagsSet].join(",");
+  return [contentHash, process.version, process.arch].join(",");
 }
 
 /**
@@ -80,7 +74,6 @@ export function loadBundle(file: string, contentHash: string): unknown {
   if (process.sourceMapsEnabled) return requireHere(file);
   // Read as Latin-1: the bundles are ASCII (the build checks), and decoding UTF-8 costs a
   // 0.65 MB bundle ~5 ms and ~150 more page faults than copying bytes (docs/performance.md).
-  setNotedV8Flags();
   const folder = cacheFolder("code");
   const entry = folder === null ? null : join(folder, codeCacheEntryName(contentHash));
   const key = entryKey(contentHash);
@@ -116,7 +109,6 @@ export function loadBundle(file: string, contentHash: string): unknown {
 export function saveCodeCaches(command: string): void {
   const name = COMMAND_NAME.test(command) ? command : "other";
   const pending = loadedScripts.splice(0).filter((loaded) => loaded.entry !== null && !loaded.commands?.includes(name));
-  if (pending.length) setNotedV8Flags();
   for (const loaded of pending) {
     if (loaded.entry === null) continue;
     const before = loaded.commands ?? [];
@@ -128,19 +120,6 @@ export function saveCodeCaches(command: string): void {
       // no cache written: the next start compiles again
     }
   }
-}
-
-/**
- * Sets the V8 flags yiem set (`noteV8Flags`) again. Cached data carries a hash of V8's flags,
- * checked when it is used, so every bundle is compiled, and its cache made, under those flags.
- * Starting a worker thread (a run's watch thread) resets `--semi-space-growth-factor` below 2
- * (V8 configures each new heap), so a bundle loaded after it, or a cache made at the end of the
- * run, would otherwise carry another hash, and the next run would reject it.
- */
-function setNotedV8Flags(): void {
-  if (!v8FlagsSet.length) return;
-  const { setFlagsFromString } = process.getBuiltinModule("node:v8") as typeof import("node:v8");
-  for (const flag of v8FlagsSet) setFlagsFromString(flag);
 }
 
 /** What an entry's signature covers: its tag, name, commands, key and data. */

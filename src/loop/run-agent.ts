@@ -30,9 +30,10 @@ import { createStructuredOutput } from "./structured-output.js";
 
 /**
  * How long the first request waits before the argument validator starts loading beside it: a
- * local or replayed model answers sooner, and its answer would then wait for ajv (~5 ms).
+ * local or replayed model answers sooner (the wait includes loading the HTTP client, ~20 ms), and
+ * its answer would then wait for ajv (~5 ms). A remote model takes hundreds of milliseconds.
  */
-const PRELOAD_AFTER_MS = 15;
+const PRELOAD_AFTER_MS = 50;
 
 export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   const framing = options.framing ?? {};

@@ -14,17 +14,8 @@ import { exitFromWatchdog, exitSkippingListeners, startWatchdog } from "./watchd
 
 const FORWARDED: readonly CliSignal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
-/** What bin/yiem.js gives the process's io. */
-export interface ProcessIoOptions {
-  /**
-   * Writes the bundles' V8 code caches now (src/code-cache.ts `saveCodeCaches`); called before the
-   * exit bound may start the watch thread (see `processHost`).
-   */
-  saveCodeCaches?: () => void;
-}
-
 /** The io of this process: its streams, environment, folder, signals and exit. */
-export function processIo(options: ProcessIoOptions = {}): CliIo {
+export function processIo(): CliIo {
   // A stream Node built already (untracked: as if built) is written through (./fd-output.ts).
   const stdout = fdOutput(1, () => process.stdout, () => isTerminal(1), () => builtStream("stdout") !== null);
   const stderr = fdOutput(2, () => process.stderr, () => isTerminal(2), () => builtStream("stderr") !== null);
@@ -65,11 +56,11 @@ export function processIo(options: ProcessIoOptions = {}): CliIo {
     env: process.env,
     cwd: process.cwd(),
     signals,
-    host: processHost(options),
+    host: processHost(),
   };
 }
 
-function processHost(options: ProcessIoOptions): CliHost {
+function processHost(): CliHost {
   return {
     exitNow: (code) => exitProcess(code),
     exitFromWatchdog,
@@ -82,10 +73,6 @@ function processHost(options: ProcessIoOptions): CliHost {
     startWatchdog,
     releasesChannels: false,
     armExitBound: (code, graceMs) => {
-      // The code caches are written first: a thread that starts now resets a V8 flag yiem sets
-      // for `run` (--semi-space-growth-factor) while it boots, and a cache written meanwhile
-      // carries another flag hash, which the next start's V8 rejects (docs/performance.md).
-      options.saveCodeCaches?.();
       void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs);
     },
   };
