@@ -8,7 +8,13 @@
  *   `armExitBound` (armed right after the last event, before the wait above), the watch thread
  *   (./host/watchdog.ts, shared with a run watchdog) ends it from inside whatever code holds it (an 'exit' listener of a tool
  *   that never returns, a tool's timer that spins), with the same code, running no more
- *   listeners. Events the reader has not taken by then are lost.
+ *   listeners. Events the reader has not taken by then are lost;
+ * - the thread is a Node bootstrap of its own (~10 ms of a one-turn run), so it is not started
+ *   when nothing but yiem's code can run before the process ends: the events were all taken
+ *   once the ticks and microtasks already queued have run (`settlesAtOnce`: a file, /dev/null,
+ *   a FIFO or a small write to a socket; ./host/fd-output.ts), so the exit follows in this turn
+ *   of the event loop and no tool timer can run first, and every 'exit' listener is yiem's
+ *   (../exit-listeners.ts). A thread already started for the run's watchdog is armed anyway.
  */
 import type { CliIo } from "./io.js";
 import { graceMs } from "../grace-ms.js";
@@ -40,7 +46,29 @@ export async function settleWithin(flushed: Promise<unknown>, env: NodeJS.Proces
   }
 }
 
-/** From now on, the process ends with `code` within the grace, whatever holds it (rules above). */
-export function armExitBound(code: number, io: Pick<CliIo, "env" | "host">): void {
-  io.host.armExitBound(code, 2 * exitGraceMs(io.env));
+/**
+ * Whether `flushed` has settled once the ticks and microtasks queued before this call have run
+ * (a write callback of ./host/fd-output.ts comes on the next tick). Never rejects.
+ */
+export async function settlesAtOnce(flushed: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  const mark = () => {
+    settled = true;
+  };
+  flushed.then(mark, mark);
+  for (let i = 0; i < SETTLE_TICKS && !settled; i++) {
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+  }
+  return settled;
+}
+
+/** Ticks `settlesAtOnce` waits at most: each also runs the microtasks queued by the one before. */
+const SETTLE_TICKS = 4;
+
+/**
+ * From now on, the process ends with `code` within the grace, whatever holds it (rules above);
+ * `exitFollows`: nothing but yiem's own code is left before the exit (`settlesAtOnce` said so).
+ */
+export function armExitBound(code: number, io: Pick<CliIo, "env" | "host">, exitFollows = false): void {
+  io.host.armExitBound(code, 2 * exitGraceMs(io.env), exitFollows);
 }

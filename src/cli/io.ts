@@ -57,8 +57,12 @@ export interface CliHost {
    * last writes (in an 'exit' listener) stay off the channels.
    */
   releasesChannels: boolean;
-  /** From now on the process ends with `code` within `graceMs`, whatever holds it (./bounded-exit.ts). */
-  armExitBound(code: number, graceMs: number): void;
+  /**
+   * From now on the process ends with `code` within `graceMs`, whatever holds it (./bounded-exit.ts).
+   * `exitFollows`: the events are written and the exit follows in this turn of the event loop,
+   * so only 'exit' listeners that are not yiem's could hold it.
+   */
+  armExitBound(code: number, graceMs: number, exitFollows: boolean): void;
 }
 
 /** Everything a CLI call reads and writes (see module rules). */

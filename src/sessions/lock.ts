@@ -16,6 +16,7 @@ import { readFileSync, unlinkSync } from "node:fs";
 import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { onProcessExit } from "../exit-listeners.js";
 
 export interface LockHolder {
   pid: number;
@@ -158,13 +159,13 @@ function heldLock(file: string, token: string): SessionLock {
       }
     }
   };
-  process.once("exit", releaseSync);
+  const unhook = onProcessExit(releaseSync);
   let released = false;
   return {
     async release() {
       if (released) return;
       released = true;
-      process.removeListener("exit", releaseSync);
+      unhook();
       releaseSync();
     },
   };

@@ -18,6 +18,7 @@
 import { StringDecoder } from "node:string_decoder";
 import { isSecretEnvVar } from "../secrets.js";
 import { graceMs } from "../grace-ms.js";
+import { onProcessExit } from "../exit-listeners.js";
 
 /**
  * The environment of every child (command tools, command hooks, MCP stdio servers): the parent's
@@ -123,7 +124,7 @@ function trackGroup(pgid: number): void {
   liveGroups.add(pgid);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
-    process.on("exit", () => killAllChildren("SIGKILL"));
+    onProcessExit(() => killAllChildren("SIGKILL"));
   }
 }
 

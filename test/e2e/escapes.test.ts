@@ -118,6 +118,20 @@ describe("hangs the watchdog covers", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it("a tool's timer that would spin 2 s after its call, in a run without a timeout: the process exits first, exit 0", async () => {
+    const started = Date.now();
+    const r = await runWithTools(
+      "spin-after-run",
+      { "later.ts": tool("later", "execute: async () => { setTimeout(() => { for (;;) {} }, 2000); return 'set'; }") },
+      [reply.json({ toolCalls: [call("l", "later")] }), reply.json({ content: "done" })],
+      [],
+      { env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 },
+    );
+    expectRunEnded(r, { code: 0, stopReason: "completed" });
+    expect(r.stdout).toBe("done\n");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("a tool's exit listener that never returns in a run with a timeout (the watchdog's thread then bounds the exit): exit 0 within the grace", async () => {
     const started = Date.now();
     const r = await runWithTools("exit-listener-timeout", HOLD_AT_EXIT, HOLD_THEN_DONE, ["--timeout", "60s"], { env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });

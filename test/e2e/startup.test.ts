@@ -9,7 +9,7 @@
  * as loading every package bundled into it. No timings here: those are benchmarks (`npm run bench`).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -390,8 +390,10 @@ describe("start-up compiles only the Node modules the command uses", () => {
 /**
  * A worker thread is a Node bootstrap of its own. The run watchdog and the exit bound share one
  * thread (src/cli/host/watchdog.ts): a run that armed the watchdog and then the exit bound starts
- * one. A CommonJS preload counts the Worker constructions made through process.getBuiltinModule
- * (how the watchdog takes worker_threads) and writes the count at exit.
+ * one; the exit bound alone starts it only when more than yiem's own code could run before the
+ * exit (src/cli/bounded-exit.ts). A CommonJS preload counts the Worker constructions made through
+ * process.getBuiltinModule (how the watchdog takes worker_threads), writing the count at each one:
+ * an 'exit' listener of its own would be one that is not yiem's, for which the bound starts it.
  */
 describe("a run starts one worker thread for its watchdog and its exit bound", () => {
   const COUNTER = `const fs = require("node:fs");
@@ -400,32 +402,51 @@ const get = process.getBuiltinModule;
 process.getBuiltinModule = function (id) {
   const m = get.call(process, id);
   if (id !== "node:worker_threads" && id !== "worker_threads") return m;
-  return { ...m, Worker: class extends m.Worker { constructor(...args) { super(...args); count++; } } };
+  return { ...m, Worker: class extends m.Worker { constructor(...args) { super(...args); fs.writeFileSync(process.env.WORKERS_FILE, String(++count)); } } };
 };
-process.on("exit", () => fs.writeFileSync(process.env.WORKERS_FILE, String(count)));
 `;
 
-  function workersStarted(args: string[]): { code: number | null; stderr: string; workers: number } {
+  /**
+   * `args` run with the counter; stderr to a file when `stderrFile` is given, else a pipe; with
+   * `exitListener`, the preload also listens to the process's 'exit'.
+   */
+  function workersStarted(args: string[], stderrFile?: string, exitListener = false): { code: number | null; stderr: string; workers: number } {
     const out = join(dir, `workers-${++traceCount}.txt`);
-    const counter = join(dir, "count-workers.cjs");
-    writeFileSync(counter, COUNTER);
-    const result = spawnSync(process.execPath, ["-r", counter, yiemBin, ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, WORKERS_FILE: out, NO_COLOR: "1" },
-      encoding: "utf8",
-      timeout: 20_000,
-    });
-    return { code: result.status, stderr: result.stderr, workers: Number(readFileSync(out, "utf8")) };
+    const counter = join(dir, `count-workers-${exitListener}.cjs`);
+    writeFileSync(counter, exitListener ? `${COUNTER}process.on("exit", () => {});\n` : COUNTER);
+    const errFd = stderrFile === undefined ? undefined : openSync(stderrFile, "w");
+    try {
+      const result = spawnSync(process.execPath, ["-r", counter, yiemBin, ...args], {
+        cwd: repoRoot,
+        env: { ...process.env, WORKERS_FILE: out, NO_COLOR: "1" },
+        encoding: "utf8",
+        stdio: ["pipe", "pipe", errFd ?? "pipe"],
+        timeout: 20_000,
+      });
+      const stderr = stderrFile === undefined ? result.stderr : readFileSync(stderrFile, "utf8");
+      return { code: result.status, stderr, workers: existsSync(out) ? Number(readFileSync(out, "utf8")) : 0 };
+    } finally {
+      if (errFd !== undefined) closeSync(errFd);
+    }
   }
 
+  const REPLAY = ["run", "--model", "replay:configs/demo.replay.jsonl"];
+
   it("the replay run with a timeout (watchdog armed, then the exit bound): one thread", () => {
-    const run = workersStarted(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"]);
+    const run = workersStarted([...REPLAY, "--timeout", "60s", "What time is it in Tokyo?"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.workers).toBe(1);
   });
 
-  it("the counter sees a thread where one is started: the exit bound of a run without a timeout", () => {
-    const run = workersStarted(["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "0", "What time is it in Tokyo?"]);
+  it("a run without a timeout whose events a file took at once exits with no thread", () => {
+    const run = workersStarted([...REPLAY, "--timeout", "0", "What time is it in Tokyo?"], join(dir, `events-${traceCount}.ndjson`));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('"type":"agentEnd"');
+    expect(run.workers).toBe(0);
+  });
+
+  it("the counter sees a thread where the exit bound starts one: an 'exit' listener that is not yiem's (the preload's)", () => {
+    const run = workersStarted([...REPLAY, "--timeout", "0", "What time is it in Tokyo?"], join(dir, `events-${traceCount}.ndjson`), true);
     expect(run.code, run.stderr).toBe(0);
     expect(run.workers).toBe(1);
   });

@@ -46,7 +46,7 @@ import { installSignalHandlers } from "../signals.js";
 import { loadSession } from "../session.js";
 import { sessionRequest } from "../run-session.js";
 import { DRAINED_HINT } from "../host/drain.js";
-import { armExitBound, settleWithin } from "../bounded-exit.js";
+import { armExitBound, settlesAtOnce, settleWithin } from "../bounded-exit.js";
 import { describeStop, endFromOutside, unlessStopped, type RunContext } from "./run-context.js";
 import { finishRun, reportFatal } from "./run-finish.js";
 import { openStoredSession, readPromptStdin, refuseDeniedCalls } from "./run-inputs.js";
@@ -123,8 +123,9 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   // The last event is written: neither a stalled stderr reader nor tool code (a late timer that
   // spins, an exit listener that never returns) may hold the exit (../bounded-exit.ts). A signal
   // that ended the run still lets its events drain (within the grace); one after it cuts the wait.
-  armExitBound(code, io);
-  await settleWithin(sink.close(), io.env, signals.received ? undefined : signals.controller.signal);
+  const flushed = sink.close();
+  armExitBound(code, io, await settlesAtOnce(flushed));
+  await settleWithin(flushed, io.env, signals.received ? undefined : signals.controller.signal);
   return code;
 }
 

@@ -10,7 +10,8 @@ import { builtStream } from "../../channels/process-streams.js";
 import { onEventLoopDrained } from "./drain.js";
 import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
-import { exitFromWatchdog, exitSkippingListeners, startWatchdog } from "./watchdog.js";
+import { exitFromWatchdog, exitSkippingListeners, startWatchdog, watchThreadStarted } from "./watchdog.js";
+import { foreignExitListeners, onProcessExit } from "../../exit-listeners.js";
 
 const FORWARDED: readonly CliSignal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
@@ -65,15 +66,16 @@ function processHost(): CliHost {
     exitNow: (code) => exitProcess(code),
     exitFromWatchdog,
     onEventLoopDrained,
-    onExit(callback) {
-      process.once("exit", callback);
-      return () => process.removeListener("exit", callback);
-    },
+    onExit: (callback) => onProcessExit(callback),
     watchParent: (onGone) => watchParent(onGone),
     startWatchdog,
     releasesChannels: false,
-    armExitBound: (code, graceMs) => {
-      void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs);
+    armExitBound: (code, graceMs, exitFollows) => {
+      const arm = () => void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs);
+      if (!exitFollows || watchThreadStarted() || foreignExitListeners() > 0) return arm();
+      // Only yiem's code runs before the exit (../bounded-exit.ts): no thread to boot. Should
+      // the event loop turn after all, the bound is armed then.
+      setImmediate(arm).unref();
     },
   };
 }

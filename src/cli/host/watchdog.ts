@@ -106,6 +106,11 @@ function watchThread(): WatchThread {
   return started;
 }
 
+/** Whether the process's watch thread has been started (arming a watchdog then costs nothing). */
+export function watchThreadStarted(): boolean {
+  return thread !== undefined;
+}
+
 /** Publishes the earliest armed deadline to the thread and wakes it. */
 function publish(watch: WatchThread): void {
   let earliest = 0;

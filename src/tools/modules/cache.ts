@@ -30,6 +30,7 @@ import { cacheFolder, cacheSignature, cacheTrustId, readCacheFile, signatureMatc
 import { noteUsed, pruneCacheFolder } from "../../cache-prune.js";
 import { nameHash } from "../../name-hash.js";
 import { requireCjs } from "../../require-cjs.js";
+import { onProcessExit } from "../../exit-listeners.js";
 
 /** Bump when the transformed code, the way it is run or the pack layout changes. */
 const FORMAT_VERSION = "yiem-modules-6";
@@ -179,6 +180,8 @@ export function noteSourceStat(path: string, key: string, stat: string | null, s
 }
 
 let flushScheduled = false;
+/** Removes flushPacks from the process's exit (set while a flush is scheduled). */
+let unhookFlush: () => void = () => {};
 
 /** Adds `code` for the file `path` with cache key `key`; written to disk after the current burst. */
 export function writeCachedCode(path: string, key: string, code: string, stat: string | null, scope: CacheScope): void {
@@ -193,7 +196,7 @@ function markDirty(pack: Pack): void {
   if (!flushScheduled) {
     flushScheduled = true;
     setImmediate(flushPacks);
-    process.once("exit", flushPacks);
+    unhookFlush = onProcessExit(flushPacks);
   }
 }
 
@@ -201,7 +204,7 @@ function markDirty(pack: Pack): void {
 function flushPacks(): void {
   if (!flushScheduled) return;
   flushScheduled = false;
-  process.removeListener("exit", flushPacks);
+  unhookFlush();
   for (const pack of packs.values()) {
     if (!pack.dirty) continue;
     pack.dirty = false;
