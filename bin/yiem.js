@@ -25,12 +25,13 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Before anything can build process.stdout or process.stderr: the channel guard then knows
   // whether they exist yet (src/channels/process-streams.ts), and neither is built for nothing.
   start.trackProcessStreams();
+  // The first word names the command whose code cache entries the bundles use (src/code-cache.ts).
+  start.useCodeCacheOf(args.find((arg) => !arg.startsWith("-")) ?? "");
   new Promise((loaded) => loaded(start.loadYiem()))
     .then(({ main, processIo }) => main(args, processIo()))
     .then(
       (code) => {
-        // The first word names the command whose compiled functions the cache gains.
-        start.saveCodeCaches(args.find((arg) => !arg.startsWith("-")) ?? "");
+        start.saveCodeCaches();
         exit(code);
       },
       (error) => {

@@ -5,9 +5,10 @@
  * - a bundle is compiled as one `vm.Script` in Node's CommonJS wrapper and registered in
  *   `require.cache` under its own file name before it runs: `require` of that file anywhere (the
  *   library entry, a tool's `yiem`) gets this very instance, so there is one copy of every module;
- * - its cached data is one entry of the trusted cache folder `code` (src/cache-dir.ts), named by
- *   the bundle's content hash (from the build), the Node version and `process.arch`
- *   (`nameHash`), and signed with the per-user HMAC key
+ * - its cached data is one entry per command of the trusted cache folder `code`
+ *   (src/cache-dir.ts), named by the bundle's content hash (from the build), the Node version,
+ *   `process.arch` and the command's first word (`useCodeCacheOf`; `nameHash`), and signed with
+ *   the per-user HMAC key
  *   when the cache is a signed one (an owned cache's entries carry UNSIGNED). V8 checks its own
  *   version, the source's length, the data's length and every other flag (`node --…`,
  *   `NODE_OPTIONS`) itself: an entry that is missing, not a regular file, wrongly signed, or that
@@ -16,9 +17,10 @@
  *   carries the data's checksum (./checksum.ts), checked before V8 sees the data, and is
  *   flushed to disk before it is renamed into place. Node's own options (`--cpu-prof`,
  *   `--import`) are not part of the name, so they do not make the cache cold;
- * - `saveCodeCaches(command)` runs after the command: `createCachedData()` then holds every
- *   function the command compiled. It writes an entry that was missing or rejected, or that was
- *   made for other commands (it records the first words it has served, up to 16), atomically;
+ * - `saveCodeCaches()` runs after the command: `createCachedData()` then holds every function
+ *   the command compiled. It writes an entry that was missing or rejected, atomically. One entry
+ *   per command, not one for all: V8 deserialises all of an entry, and one that had gathered what
+ *   every command compiled cost `tools list` ~40% more to load (docs/performance.md);
  * - with source maps enabled (`--debug`) a bundle is loaded with plain `require`, so Node maps its
  *   stack traces to src/; no code cache then;
  * - code in such a script must not call `import()` itself (see src/dynamic-import.ts);
@@ -36,9 +38,8 @@ import { nameHash } from "./name-hash.js";
 
 const requireHere = createRequire(import.meta.url);
 
-/** The first line of an entry: this tag, the signature, the data's checksum (16 hex digits), the commands and the key (`entryKey`), then the cached data. */
-const ENTRY_TAG = "yiem-code-cache-2";
-const MAX_COMMANDS = 16;
+/** The first line of an entry: this tag, the signature, the data's checksum (16 hex digits) and the key (`entryKey`), then the cached data. */
+const ENTRY_TAG = "yiem-code-cache-3";
 const COMMAND_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 interface LoadedScript {
@@ -47,20 +48,30 @@ interface LoadedScript {
   entry: string | null;
   /** What the entry stands for (`entryKey`). */
   key: string;
-  /** The commands of an entry V8 accepted; null: none, or rejected (rewrite it). */
-  commands: string[] | null;
+  /** Whether V8 took the entry's data (else the entry is written after the command). */
+  accepted: boolean;
 }
 
 const loadedScripts: LoadedScript[] = [];
+/** The command whose entries this process reads and writes (`useCodeCacheOf`). */
+let command = "other";
+
+/**
+ * Names the command (its first word: `run`, `tools`; anything else is `other`) whose entries
+ * the bundles loaded from now on use. bin/yiem.js calls it before loading yiem.
+ */
+export function useCodeCacheOf(firstWord: string): void {
+  command = COMMAND_NAME.test(firstWord) ? firstWord : "other";
+}
 
 /** The name of the cache entry of a bundle with content hash `contentHash`, under the current settings. */
 export function codeCacheEntryName(contentHash: string): string {
   return `${nameHash(ENTRY_TAG, entryKey(contentHash))}.code`;
 }
 
-/** What an entry stands for, kept in its first line and compared exactly (the name only places it): the bundle's content hash, Node's version and the arch. */
+/** What an entry stands for, kept in its first line and compared exactly (the name only places it): the bundle's content hash, Node's version, the arch and the command. */
 function entryKey(contentHash: string): string {
-  return [contentHash, process.version, process.arch].join(",");
+  return [contentHash, process.version, process.arch, command].join(",");
 }
 
 /**
@@ -85,7 +96,7 @@ export function loadBundle(file: string, contentHash: string): unknown {
   const cached = entry === null ? undefined : readEntry(entry, key, buffer);
   const script = new Script(Module.wrap(source), { filename: file, cachedData: cached?.data });
   const accepted = cached !== undefined && !script.cachedDataRejected;
-  loadedScripts.push({ script, entry, key, commands: accepted ? cached.commands : null });
+  loadedScripts.push({ script, entry, key, accepted });
   const module = new Module(file, requireHere.main);
   module.filename = file;
   module.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(dirname(file));
@@ -102,19 +113,14 @@ export function loadBundle(file: string, contentHash: string): unknown {
 }
 
 /**
- * Writes the code cache of every bundle loaded so far whose entry was missing, rejected or not
- * yet made for `command` (the command's first word; rules above). Never throws: a cache that
- * cannot be written only costs the next start its speed.
+ * Writes the code cache of every bundle loaded so far whose entry was missing or rejected (rules
+ * above). Never throws: a cache that cannot be written only costs the next start its speed.
  */
-export function saveCodeCaches(command: string): void {
-  const name = COMMAND_NAME.test(command) ? command : "other";
-  const pending = loadedScripts.splice(0).filter((loaded) => loaded.entry !== null && !loaded.commands?.includes(name));
-  for (const loaded of pending) {
-    if (loaded.entry === null) continue;
-    const before = loaded.commands ?? [];
-    const commands = before.length < MAX_COMMANDS ? [...before, name] : [name];
+export function saveCodeCaches(): void {
+  for (const loaded of loadedScripts.splice(0)) {
+    if (loaded.entry === null || loaded.accepted) continue;
     try {
-      writeEntry(loaded.entry, commands, loaded.key, loaded.script.createCachedData());
+      writeEntry(loaded.entry, loaded.key, loaded.script.createCachedData());
       pruneCacheFolder(dirname(loaded.entry));
     } catch {
       // no cache written: the next start compiles again
@@ -122,15 +128,15 @@ export function saveCodeCaches(command: string): void {
   }
 }
 
-/** What an entry's signature covers: its tag, name, commands, key and data. */
-function signedParts(entry: string, commands: string[], key: string, data: Uint8Array): (string | Uint8Array)[] {
-  return [ENTRY_TAG, basename(entry), commands.join(","), key, data];
+/** What an entry's signature covers: its tag, name, key and data. */
+function signedParts(entry: string, key: string, data: Uint8Array): (string | Uint8Array)[] {
+  return [ENTRY_TAG, basename(entry), key, data];
 }
 
-function writeEntry(entry: string, commands: string[], key: string, data: Buffer): void {
-  const signature = cacheSignature(processCacheScope(), ...signedParts(entry, commands, key, data));
+function writeEntry(entry: string, key: string, data: Buffer): void {
+  const signature = cacheSignature(processCacheScope(), ...signedParts(entry, key, data));
   if (signature === null) return;
-  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${signature} ${checksum(data)} ${commands.join(",")} ${key}\n`), data]), { flush: true });
+  writeCacheFile(entry, Buffer.concat([Buffer.from(`${ENTRY_TAG} ${signature} ${checksum(data)} ${key}\n`), data]), { flush: true });
 }
 
 /** The bytes of the bundle `file`, read into a new `buffer` of at least `atLeast` bytes (for `readEntry` to reuse). */
@@ -145,17 +151,16 @@ function readBundle(file: string, atLeast: number): { bytes: Buffer; buffer: Buf
   }
 }
 
-/** The cached data and commands of `entry` (read into `reuse` when it is large enough) when it is a regular file with a valid signature; else undefined. */
-function readEntry(entry: string, key: string, reuse?: Buffer): { data: Buffer; commands: string[] } | undefined {
+/** The cached data of `entry` (read into `reuse` when it is large enough) when it is a regular file with a valid signature; else undefined. */
+function readEntry(entry: string, key: string, reuse?: Buffer): { data: Buffer } | undefined {
   const read = readCacheFile(entry, reuse);
   if (!read) return undefined;
   const end = read.bytes.indexOf(0x0a);
   if (end < 0 || end > 1024) return undefined;
-  const [tag, signature, sum, list, stored] = read.bytes.subarray(0, end).toString("latin1").split(" ");
-  if (tag !== ENTRY_TAG || !signature || list === undefined || stored !== key) return undefined;
-  const commands = list.split(",").filter((c) => COMMAND_NAME.test(c) || c === "other");
+  const [tag, signature, sum, stored, extra] = read.bytes.subarray(0, end).toString("latin1").split(" ");
+  if (tag !== ENTRY_TAG || !signature || stored !== key || extra !== undefined) return undefined;
   const data = read.bytes.subarray(end + 1);
-  if (sum !== checksum(data) || !signatureMatches(processCacheScope(), signature, ...signedParts(entry, commands, key, data))) return undefined;
+  if (sum !== checksum(data) || !signatureMatches(processCacheScope(), signature, ...signedParts(entry, key, data))) return undefined;
   noteUsed(entry, read.stats);
-  return { data, commands };
+  return { data };
 }

@@ -4,7 +4,7 @@
  * vm.Script, whether cached data was given and whether V8 rejected it. The cache is written after
  * the command, used by the next start, checked by its checksum (an edited entry is never given to
  * V8), signed with the per-user key in a cache inside a project (a planted entry is never given
- * to V8 there), rewritten when V8 rejects it or it is torn, and extended once per new command.
+ * to V8 there), rewritten when V8 rejects it or it is torn; each command has entries of its own.
  * No timings here (bench/startup.mjs measures them).
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -74,9 +74,11 @@ function yiemAsync(args: string[], env: Record<string, string>): Promise<{ code:
 const bundle = (run: { compiled: Compiled[] }) => run.compiled.find((c) => c.file === "yiem.cjs");
 const entries = () => readdirSync(join(cacheDir, "code")).filter((name) => name.endsWith(".code")).map((name) => join(cacheDir, "code", name));
 
-/** The entry of yiem.cjs: the one whose header names `command` (the vendor entries are smaller). */
-function bundleEntry(): string {
-  return entries().sort((a, b) => statSync(b).size - statSync(a).size)[0];
+/** The entry of yiem.cjs for `command`: the largest whose key names it (the vendor entries are smaller). */
+function bundleEntry(command = "tools"): string {
+  return entries()
+    .filter((file) => header(file)[3]?.endsWith(`,${command}`))
+    .sort((a, b) => statSync(b).size - statSync(a).size)[0];
 }
 
 function header(file: string): string[] {
@@ -85,15 +87,15 @@ function header(file: string): string[] {
 }
 
 /** An entry for `file`'s name with `data` and its checksum, standing for the key of the entry there now, signed with `key` the way src/code-cache.ts signs (null: unsigned, as in an owned cache). */
-function entryOf(file: string, commands: string, data: Buffer, key: Buffer | null, standsFor = header(file)[4]): Buffer {
+function entryOf(file: string, data: Buffer, key: Buffer | null, standsFor = header(file)[3]): Buffer {
   const name = file.slice(file.lastIndexOf("/") + 1);
   let signature = "-";
   if (key) {
     const hmac = createHmac("sha256", key);
-    for (const part of ["yiem-code-cache-2", name, commands, standsFor]) hmac.update(part).update("\0");
+    for (const part of ["yiem-code-cache-3", name, standsFor]) hmac.update(part).update("\0");
     signature = hmac.update(data).update("\0").digest("hex");
   }
-  return Buffer.concat([Buffer.from(`yiem-code-cache-2 ${signature} ${checksum(data)} ${commands} ${standsFor}\n`), data]);
+  return Buffer.concat([Buffer.from(`yiem-code-cache-3 ${signature} ${checksum(data)} ${standsFor}\n`), data]);
 }
 
 /** Makes the next runs use a signed cache: a cache folder inside a checkout, the key in the user cache folder. */
@@ -124,8 +126,8 @@ describe("the bundle's code cache", () => {
     expect(first.code, first.stderr).toBe(0);
     expect(bundle(first)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
     expect(header(bundleEntry())[1]).toBe("-"); // an owned cache: unsigned
-    expect(header(bundleEntry())[3]).toBe("tools");
-    expect(header(bundleEntry())[4]).toMatch(new RegExp(`^[0-9a-f]{64},${process.version.replace(/\./g, "\\.")},${process.arch}$`)); // what it stands for
+    expect(header(bundleEntry())).toHaveLength(4);
+    expect(header(bundleEntry())[3]).toMatch(new RegExp(`^[0-9a-f]{64},${process.version.replace(/\./g, "\\.")},${process.arch},tools$`)); // what it stands for
     const second = yiem(["tools", "list"]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toBe(first.stdout);
@@ -139,16 +141,21 @@ describe("the bundle's code cache", () => {
     expect(warm.compiled).toContainEqual({ file: "vendor/yaml.cjs", cached: true, rejected: false });
   });
 
-  it("a new command extends the entry once; a command it was made for leaves it alone", () => {
+  it("every command has entries of its own (V8 reads all of one); a command's next start leaves its entry alone", () => {
     expect(yiem(["tools", "list"]).code).toBe(0);
+    const tools = bundleEntry("tools");
+    const written = statSync(tools).mtimeMs;
     const config = yiem(["config"]);
-    expect(bundle(config)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
-    const entry = bundleEntry();
-    expect(header(entry)[3]).toBe("tools,config");
-    const written = statSync(entry).mtimeMs;
-    expect(yiem(["config"]).code).toBe(0);
-    expect(yiem(["tools", "list"]).code).toBe(0);
-    expect(statSync(entry).mtimeMs).toBe(written);
+    expect(config.code, config.stderr).toBe(0);
+    expect(bundle(config)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
+    const configEntry = bundleEntry("config");
+    expect(configEntry).not.toBe(tools);
+    expect(bundle(yiem(["config"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+    expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
+    expect(statSync(tools).mtimeMs).toBe(written);
+    // A first word that is no command name shares the entries of "other".
+    expect(yiem(["--help"]).code).toBe(0);
+    expect(bundleEntry("other")).toBeDefined();
   });
 
   it("an edited entry (its checksum no longer matches) is never given to V8, and is rewritten", () => {
@@ -169,7 +176,7 @@ describe("the bundle's code cache", () => {
     const entry = bundleEntry();
     const bytes = readFileSync(entry);
     const data = bytes.subarray(bytes.indexOf(0x0a) + 1);
-    writeFileSync(entry, entryOf(entry, "tools", data, null, header(entry)[4].replace(process.version, "v99.0.0")));
+    writeFileSync(entry, entryOf(entry, data, null, header(entry)[3].replace(process.version, "v99.0.0")));
     const other = yiem(["tools", "list"]);
     expect(other.code, other.stderr).toBe(0);
     expect(bundle(other)).toEqual({ file: "yiem.cjs", cached: false, rejected: false });
@@ -185,7 +192,7 @@ describe("the bundle's code cache", () => {
     expect(bundle(yiem(["tools", "list"]))).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
     const data = readFileSync(entry).subarray(readFileSync(entry).indexOf(0x0a) + 1);
     for (const key of [null, Buffer.alloc(32, 7)]) {
-      writeFileSync(entry, entryOf(entry, "tools", data, key));
+      writeFileSync(entry, entryOf(entry, data, key));
       const planted = yiem(["tools", "list"]);
       expect(planted.code, planted.stderr).toBe(0);
       expect(bundle(planted)?.cached).toBe(false);
@@ -198,7 +205,7 @@ describe("the bundle's code cache", () => {
       expect(yiem(["tools", "list"]).code).toBe(0);
       const entry = bundleEntry();
       const key = signed ? readFileSync(join(userCache, "yiem", "key")) : null;
-      writeFileSync(entry, entryOf(entry, "tools", Buffer.alloc(4096, 1), key));
+      writeFileSync(entry, entryOf(entry, Buffer.alloc(4096, 1), key));
       const rejected = yiem(["tools", "list"]);
       expect(rejected.code, rejected.stderr).toBe(0);
       expect(rejected.stdout).toMatch(/\bgetTime\b/);
@@ -207,20 +214,20 @@ describe("the bundle's code cache", () => {
     });
   }
 
-  it("a run that started the watch thread leaves a cache the next run accepts (V8's flags as they were at load)", () => {
+  it("a run that started the watch thread leaves a cache the next run accepts", () => {
     const args = ["run", "--model", "replay:configs/demo.replay.jsonl", "--timeout", "60s", "What time is it in Tokyo?"];
     expect(yiem(args).code).toBe(0);
     const second = yiem(args);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/According to the getTime tool/);
     expect(bundle(second)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
-    // ajv is loaded after the thread started (its bundle compiled under the flags yiem set, too).
+    // ajv is loaded after the thread started.
     expect(second.compiled).toContainEqual({ file: "vendor/ajv.cjs", cached: true, rejected: false });
   });
 
-  it("a run whose exit bound starts the watch thread at its end (no --timeout) leaves caches the next run accepts", async () => {
-    // A request to a model server loads the openai and ajv bundles too; the thread starts after
-    // the last event, while the caches would be written (they are written before it).
+  it("a run against a model server (no --timeout) leaves caches the next run accepts", async () => {
+    // A request to a model server loads the openai bundle too; the caches are written after the
+    // last event, where the exit bound may have started the watch thread.
     const server = await startChatServer(() => reply.json({ content: "hello" }));
     try {
       const spec = join(dir, "one-turn.yaml");
