@@ -73,7 +73,7 @@ export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-i
 /** Packages loaded with `requireCjs` at run time that stay in node_modules (named so esbuild never inlines them). */
 const EXTERNAL = ["sucrase", "sucrase/*"];
 
-/** `requireCjs("…")` calls made static imports of the package's CommonJS build (see `yiemSources`). */
+/** `requireCjs("…")` calls made bundled requires of the package's CommonJS build (see `yiemSources`). */
 const BUNDLED_REQUIRES = ["yargs/yargs"];
 /** Vendor bundles whose packages yiem loads with `requireCjs` (`__yiemVendorSync`, module.exports as Node's `require` gives it). */
 const REQUIRED_VENDOR = ["ajv"];
@@ -160,8 +160,8 @@ const virtual = (name, contents) => ({
  * yiem's sources (src/**.ts) for yiem.cjs:
  * - `import("pkg")` of a VENDOR package becomes `__yiemVendor("<bundle>", "pkg")` (a promise of
  *   the package's namespace, loaded through start.cjs);
- * - `requireCjs("pkg")` of a package in BUNDLED_REQUIRES becomes a static import of the file
- *   Node's `require` would load (module.exports as the default export), so it is bundled; yargs'
+ * - `requireCjs("pkg")` of a package in BUNDLED_REQUIRES becomes a `require` of the file Node's
+ *   `require` would load, where the call is, so it is bundled and runs on first use; yargs'
  *   `__dirname` (where it reads its locale files) becomes its folder in node_modules;
  * - the SHARED modules resolve to start.cjs (external).
  */
@@ -169,7 +169,6 @@ const yiemSources = {
   name: "yiem-sources",
   setup(b) {
     b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, ({ path }) => {
-      const imports = [];
       const contents = readFileSync(path, "utf8").replace(PACKAGE_IMPORT, (whole, specifier) => {
         // Other packages are left alone (a mention in a comment); a real call then fails the no-`import()` check.
         if (!vendorOf[specifier]) return whole;
@@ -177,11 +176,11 @@ const yiemSources = {
       }).replace(REQUIRE_CJS_CALL, (whole, specifier) => {
         if (REQUIRED_VENDOR.includes(vendorOf[specifier])) return `__yiemVendorSync(${JSON.stringify(vendorOf[specifier])}, ${JSON.stringify(specifier)})`;
         if (!BUNDLED_REQUIRES.includes(specifier)) return whole;
-        const name = `__yiemRequired${imports.length}`;
-        imports.push(`import ${name} from ${JSON.stringify(`yiem-require:${specifier}`)};`);
-        return name;
+        // A require where the call is, not an import: the package's module runs when yiem first
+        // asks for it (yargs: not at all when the parse comes from src/cli/parse-cache.ts).
+        return `require(${JSON.stringify(`yiem-require:${specifier}`)})`;
       });
-      return { contents: imports.length ? `${imports.join("")}${contents}` : contents, loader: "ts" };
+      return { contents, loader: "ts" };
     });
     b.onResolve({ filter: /^\./ }, ({ path, resolveDir, importer }) => {
       if (!importer.includes(`${root}src`)) return undefined;

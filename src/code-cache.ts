@@ -53,6 +53,18 @@ interface LoadedScript {
 }
 
 const loadedScripts: LoadedScript[] = [];
+/** The content hash of each bundle loaded, by file name (`yiem.cjs`). */
+const loadedHashes = new Map<string, string>();
+
+/**
+ * The content hash (from the build) of the bundle `name` (`yiem.cjs`) when this process loaded
+ * it; undefined otherwise (yiem running from src/, as in the tests): what caches of its own
+ * results are keyed by (../cli/parse-cache.ts).
+ */
+export function loadedBundleHash(name: string): string | undefined {
+  return loadedHashes.get(name);
+}
+
 /** The command whose entries this process reads and writes (`useCodeCacheOf`). */
 let command = "other";
 
@@ -82,6 +94,7 @@ function entryKey(contentHash: string): string {
 export function loadBundle(file: string, contentHash: string): unknown {
   const existing = requireHere.cache[file];
   if (existing) return existing.exports;
+  loadedHashes.set(basename(file), contentHash);
   if (process.sourceMapsEnabled) return requireHere(file);
   // Read as Latin-1: the bundles are ASCII (the build checks), and decoding UTF-8 costs a
   // 0.65 MB bundle ~5 ms and ~150 more page faults than copying bytes (docs/performance.md).
