@@ -12,7 +12,7 @@
  * - entries live in the trusted cache folder `parse` (../cache-dir.ts) and are signed like every
  *   entry there; one whose signature, key or shape is wrong is ignored and rewritten.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cacheFolder, cacheSignature, processCacheScope, readCacheFile, signatureMatches, writeCacheFile } from "../cache-dir.js";
 import { noteUsed, pruneCacheFolder } from "../cache-prune.js";
 import { loadedBundleHash } from "../code-cache.js";
@@ -65,7 +65,7 @@ export function keepParse(args: string[], argv: Record<string, unknown>): void {
     const signature = cacheSignature(processCacheScope(), TAG, entry.key, body);
     if (signature === null) return;
     writeCacheFile(entry.file, `${TAG} ${signature}\n${entry.key}\n${body}\n`);
-    pruneCacheFolder(join(entry.file, ".."));
+    pruneCacheFolder(dirname(entry.file));
   } catch {
     // not kept: the next start parses again
   }
