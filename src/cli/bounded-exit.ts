@@ -13,7 +13,8 @@
  *   when nothing but yiem's code can run before the process ends: the events were all taken
  *   once the ticks and microtasks already queued have run (`settlesAtOnce`: a file, /dev/null,
  *   a FIFO or a small write to a socket; ./host/fd-output.ts), so the exit follows in this turn
- *   of the event loop and no tool timer can run first, and every 'exit' listener is yiem's
+ *   of the event loop and no tool timer can run first, and only yiem's code runs on the way
+ *   out: every 'exit' listener is yiem's and what `process.exit` calls was not replaced
  *   (../exit-listeners.ts). A thread already started for the run's watchdog is armed anyway.
  */
 import type { CliIo } from "./io.js";

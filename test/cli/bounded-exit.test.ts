@@ -1,11 +1,13 @@
 /**
- * The exit bound's two questions (src/cli/bounded-exit.ts, src/exit-listeners.ts): are the events
- * taken with only ticks and microtasks run (`settlesAtOnce`), and is any 'exit' listener not
- * yiem's (`foreignExitListeners`)? Either "no" starts the watch thread.
+ * The exit bound's questions (src/cli/bounded-exit.ts, src/exit-listeners.ts): are the events
+ * taken with only ticks and microtasks run (`settlesAtOnce`), is any 'exit' listener not yiem's
+ * (`foreignExitListeners`), was what process.exit calls replaced (`exitPathReplaced`)? Any answer
+ * but "yes, no, no" starts the watch thread.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { settlesAtOnce } from "../../src/cli/bounded-exit.js";
-import { foreignExitListeners, onProcessExit } from "../../src/exit-listeners.js";
+import { EventEmitter } from "node:events";
+import { exitPathReplaced, foreignExitListeners, onProcessExit, reallyExitAsLoaded, runOwnExitListeners } from "../../src/exit-listeners.js";
 
 describe("settlesAtOnce", () => {
   it("is true for a settled promise, one settled on the next tick (a direct write's callback) and a rejected one", async () => {
@@ -36,6 +38,28 @@ describe("foreignExitListeners", () => {
     process.on("exit", foreign);
     added.push(() => process.removeListener("exit", foreign));
     expect(foreignExitListeners()).toBe(before + 1);
+    // A run-once 'exit' listener emits 'removeListener' as it runs: a listener of that runs too.
+    const onRemove = () => {};
+    process.on("removeListener", onRemove);
+    added.push(() => process.removeListener("removeListener", onRemove));
+    expect(foreignExitListeners()).toBe(before + 2);
+  });
+
+  it("runOwnExitListeners runs yiem's listeners in order, past one that throws, and no other", () => {
+    const ran: string[] = [];
+    added.push(onProcessExit(() => ran.push("first")));
+    added.push(
+      onProcessExit(() => {
+        ran.push("throws");
+        throw new Error("listener failed");
+      }),
+    );
+    added.push(onProcessExit(() => ran.push("last")));
+    const foreign = () => ran.push("foreign");
+    process.on("exit", foreign);
+    added.push(() => process.removeListener("exit", foreign));
+    runOwnExitListeners();
+    expect(ran).toEqual(["first", "throws", "last"]);
   });
 
   it("removes a listener of yiem's with the function it returned, and runs each once", () => {
@@ -53,5 +77,63 @@ describe("foreignExitListeners", () => {
     expect(process.listeners("exit")).toContain(listener);
     remove();
     expect(process.listeners("exit")).not.toContain(listener);
+  });
+});
+
+describe("exitPathReplaced", () => {
+  const restore: Array<() => void> = [];
+  afterEach(() => {
+    for (const undo of restore.splice(0)) undo();
+  });
+
+  /** Replaces `name` of `target` by its own property for the test, restored afterwards. */
+  function replace(target: object, name: string, descriptor: PropertyDescriptor): void {
+    const before = Object.getOwnPropertyDescriptor(target, name);
+    Object.defineProperty(target, name, { configurable: true, ...descriptor });
+    restore.push(() => {
+      if (before) Object.defineProperty(target, name, before);
+      else delete (target as Record<string, unknown>)[name];
+    });
+  }
+
+  it("is false as loaded, and once each replacement is undone", () => {
+    expect(exitPathReplaced()).toBe(false);
+    expect(reallyExitAsLoaded).toBe((process as unknown as { reallyExit: unknown }).reallyExit);
+  });
+
+  const cases: Array<[string, () => void]> = [
+    ["process.emit (own property)", () => replace(process, "emit", { writable: true, value: () => false })],
+    ["EventEmitter.prototype.emit", () => replace(EventEmitter.prototype, "emit", { writable: true, value: () => false })],
+    ["process.reallyExit", () => replace(process, "reallyExit", { writable: true, value: () => {} })],
+    ["process.removeListener", () => replace(process, "removeListener", { writable: true, value: () => process })],
+    ["process.off on the prototype", () => replace(EventEmitter.prototype, "off", { writable: true, value: () => process })],
+    ["process._exiting as a getter", () => replace(process, "_exiting", { get: () => false })],
+  ];
+  for (const [what, apply] of cases) {
+    it(`is true when ${what} was replaced, without calling a getter`, () => {
+      apply();
+      expect(exitPathReplaced()).toBe(true);
+      for (const undo of restore.splice(0)) undo();
+      expect(exitPathReplaced()).toBe(false);
+    });
+  }
+
+  it("is true when the process's prototype chain was changed", () => {
+    const proto = Object.getPrototypeOf(process) as object;
+    Object.setPrototypeOf(process, Object.create(proto));
+    restore.push(() => Object.setPrototypeOf(process, proto));
+    expect(exitPathReplaced()).toBe(true);
+  });
+
+  it("reads descriptors only: a getter put on the path is never called", () => {
+    let calls = 0;
+    replace(process, "emit", {
+      get: () => {
+        calls++;
+        return EventEmitter.prototype.emit;
+      },
+    });
+    expect(exitPathReplaced()).toBe(true);
+    expect(calls).toBe(0);
   });
 });

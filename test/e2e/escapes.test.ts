@@ -140,6 +140,35 @@ describe("hangs the watchdog covers", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it("a tool that never yields and whose exit listener never returns either: the watchdog ends the run at the deadline, and the exit is bounded too, exit 3", async () => {
+    const started = Date.now();
+    const files = { "stuck.ts": tool("stuck", "execute: async () => { process.on('exit', () => { for (;;) {} }); for (;;) {} }") };
+    const r = await runWithTools("stuck-twice", files, [reply.json({ toolCalls: [call("s", "stuck")] })], ["--timeout", "1s"], { env: { YIEM_EXIT_GRACE_MS: "500" }, timeoutMs: 15_000 });
+    expectRunEnded(r, { code: 3, stopReason: "timeout" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  // No 'exit' listener is added: the tool replaces what process.exit calls on the way out.
+  for (const [what, patch] of [
+    ["process.emit", "const emit = process.emit; process.emit = function (name, ...rest) { if (name === 'exit') for (;;) {} return emit.call(this, name, ...rest); };"],
+    ["process.reallyExit", "(process as any).reallyExit = () => { for (;;) {} };"],
+    ["EventEmitter.prototype.emit", "const { EventEmitter } = await import('node:events'); const emit = EventEmitter.prototype.emit; EventEmitter.prototype.emit = function (this: any, name: any, ...rest: any[]) { if (this === process && name === 'exit') for (;;) {} return emit.call(this, name, ...rest); };"],
+  ] as const) {
+    for (const args of [[], ["--timeout", "60s"]]) {
+      it(`a tool that replaces ${what} to hang at exit${args.length ? ", in a run with a timeout" : ""}: the run's answer and exit 0 within the grace`, async () => {
+        const started = Date.now();
+        const files = { "patch.ts": tool("patch", `execute: async () => { ${patch} return 'patched'; }`) };
+        const r = await runWithTools(`patch-${what.replace(/\W/g, "-")}-${args.length}`, files, [reply.json({ toolCalls: [call("p", "patch")] }), reply.json({ content: "done" })], [...args], {
+          env: { YIEM_EXIT_GRACE_MS: "500" },
+          timeoutMs: 15_000,
+        });
+        expectRunEnded(r, { code: 0, stopReason: "completed" });
+        expect(r.stdout).toBe("done\n");
+        expect(Date.now() - started).toBeLessThan(10_000);
+      });
+    }
+  }
+
   it("a stderr reader that stopped reading cannot keep a finished run alive: exit 0 within the grace", async () => {
     const spec = await toolProject("chatty", CHATTY, [reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: "done" })]);
     const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {

@@ -11,7 +11,7 @@ import { onEventLoopDrained } from "./drain.js";
 import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
 import { exitFromWatchdog, exitSkippingListeners, startWatchdog, watchThreadStarted } from "./watchdog.js";
-import { foreignExitListeners, onProcessExit } from "../../exit-listeners.js";
+import { exitPathReplaced, foreignExitListeners, onProcessExit } from "../../exit-listeners.js";
 
 const FORWARDED: readonly CliSignal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
@@ -72,7 +72,7 @@ function processHost(): CliHost {
     releasesChannels: false,
     armExitBound: (code, graceMs, exitFollows) => {
       const arm = () => void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs);
-      if (!exitFollows || watchThreadStarted() || foreignExitListeners() > 0) return arm();
+      if (!exitFollows || watchThreadStarted() || foreignExitListeners() > 0 || exitPathReplaced()) return arm();
       // Only yiem's code runs before the exit (../bounded-exit.ts): no thread to boot. Should
       // the event loop turn after all, the bound is armed then.
       setImmediate(arm).unref();

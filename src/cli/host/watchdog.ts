@@ -31,6 +31,7 @@ import { closeSync, openSync } from "node:fs";
 import { randomHex } from "../../random-id.js";
 import { exitProcess } from "../../channels/guard.js";
 import type { Watchdog } from "../io.js";
+import { exitPathReplaced, foreignExitListeners, reallyExitAsLoaded, runOwnExitListeners } from "../../exit-listeners.js";
 
 /** How long past the deadline the main thread has to handle it itself. */
 const GRACE_MS = 1000;
@@ -149,11 +150,19 @@ export function startWatchdog(deadlineAt: number, onStuck: () => void, graceMs =
 
 /**
  * Exits with `code` from inside `onStuck`. The 'exit' listeners registered before this one still
- * run first (the event writer writes what it holds, child process groups are killed). Then
- * stderr is pointed at /dev/null: Node prints "Waiting for the debugger to disconnect..." when it
- * exits with the watchdog's inspector session connected, and stderr must stay pure events.
+ * run first (the event writer writes what it holds, child process groups are killed). When code
+ * not yiem's would run on the way out too (an 'exit' listener of a tool, a replaced
+ * `process.emit`: ../../exit-listeners.ts), only yiem's listeners run, and the process ends as
+ * with `exitSkippingListeners`: that code may be stuck as well, and nothing could interrupt it,
+ * since the inspector runs one request at a time and this is inside one. Then stderr is pointed
+ * at /dev/null: Node prints "Waiting for the debugger to disconnect..." when it exits with the
+ * watchdog's inspector session connected, and stderr must stay pure events.
  */
 export function exitFromWatchdog(code: number): never {
+  if (foreignExitListeners() > 0 || exitPathReplaced()) {
+    runOwnExitListeners();
+    return exitSkippingListeners(code);
+  }
   process.once("exit", () => {
     try {
       closeSync(2);
@@ -177,7 +186,7 @@ export function exitSkippingListeners(code: number): never {
   } catch {
     // exiting anyway
   }
-  const reallyExit = (process as unknown as { reallyExit?: (code: number) => never }).reallyExit;
-  if (typeof reallyExit === "function") reallyExit.call(process, code);
+  // Node's own, not one a tool put in its place (../../exit-listeners.ts).
+  if (reallyExitAsLoaded) reallyExitAsLoaded.call(process, code);
   return exitProcess(code);
 }
