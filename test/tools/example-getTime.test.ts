@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import getTime, { type GetTimeDetails } from "../../tools/getTime.ts";
+import { foldName } from "../../tools/_lib/cities.ts";
 
 /** 2026-11-30T01:49:05Z: Monday 10:49:05 in Tokyo, Sunday 20:49:05 in New York. */
 const FIXED_NOW = new Date("2026-11-30T01:49:05Z");
@@ -100,6 +101,14 @@ describe("getTime results", () => {
   it("matches city names regardless of case and accents", async () => {
     const { details } = await run({ city: "SÃO PAULO" });
     expect(details.timezone).toBe("America/Sao_Paulo");
+  });
+
+  it("folds ASCII and accented names alike: case, accents, runs of spaces (also non-ASCII ones)", () => {
+    expect(foldName("  Tokyo ")).toBe("tokyo");
+    expect(foldName("New   York")).toBe("new york");
+    expect(foldName("S\u00e3o  Paulo")).toBe("sao paulo");
+    expect(foldName("Sa\u0303o Paulo")).toBe("sao paulo");
+    expect(foldName("Z\u00dcRICH\u00a0City")).toBe("zurich city");
   });
 
   it("resolves an ambiguous city to the most populous place and lists the others", async () => {
