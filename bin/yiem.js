@@ -25,8 +25,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Before anything can build process.stdout or process.stderr: the channel guard then knows
   // whether they exist yet (src/channels/process-streams.ts), and neither is built for nothing.
   start.trackProcessStreams();
-  // The first word names the command whose code cache entries the bundles use (src/code-cache.ts).
-  start.useCodeCacheOf(args.find((arg) => !arg.startsWith("-")) ?? "");
+  // The command word (`tools` in `yiem -c spec.yaml tools list`) names the command whose code
+  // cache entries the bundles use (src/code-cache.ts).
+  start.useCodeCacheOf(start.commandWordOf(args));
   new Promise((loaded) => loaded(start.loadYiem()))
     .then(({ main, processIo }) => main(args, processIo()))
     .then(

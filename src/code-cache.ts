@@ -7,7 +7,7 @@
  *   library entry, a tool's `yiem`) gets this very instance, so there is one copy of every module;
  * - its cached data is one entry per command of the trusted cache folder `code`
  *   (src/cache-dir.ts), named by the bundle's content hash (from the build), the Node version,
- *   `process.arch` and the command's first word (`useCodeCacheOf`; `nameHash`), and signed with
+ *   `process.arch` and the command word (`useCodeCacheOf`, src/cli/command-word.ts; `nameHash`), and signed with
  *   the per-user HMAC key
  *   when the cache is a signed one (an owned cache's entries carry UNSIGNED). V8 checks its own
  *   version, the source's length, the data's length and every other flag (`node --…`,
@@ -69,11 +69,11 @@ export function loadedBundleHash(name: string): string | undefined {
 let command = "other";
 
 /**
- * Names the command (its first word: `run`, `tools`; anything else is `other`) whose entries
+ * Names the command (its command word: `run`, `tools`; anything else is `other`) whose entries
  * the bundles loaded from now on use. bin/yiem.js calls it before loading yiem.
  */
-export function useCodeCacheOf(firstWord: string): void {
-  command = COMMAND_NAME.test(firstWord) ? firstWord : "other";
+export function useCodeCacheOf(word: string): void {
+  command = COMMAND_NAME.test(word) ? word : "other";
 }
 
 /** The name of the cache entry of a bundle with content hash `contentHash`, under the current settings. */

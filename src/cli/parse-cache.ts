@@ -17,9 +17,10 @@ import { cacheFolder, cacheSignature, processCacheScope, readCacheFile, signatur
 import { noteUsed, pruneCacheFolder } from "../cache-prune.js";
 import { loadedBundleHash } from "../code-cache.js";
 import { nameHash } from "../name-hash.js";
+import { commandWordOf } from "./command-word.js";
 
 const TAG = "yiem-parse-1";
-/** First words whose command lines are kept (see the rules). */
+/** Command words (./command-word.ts) whose command lines are kept (see the rules). */
 const CACHED_COMMANDS = new Set(["tools", "config", "sessions", "mcp", "doctor"]);
 /** Longer command lines are not kept. */
 const MAX_ARGS = 12;
@@ -27,7 +28,7 @@ const MAX_ARG_CHARS = 256;
 
 /** Where the entry of `args` lives and what it stands for; null when nothing is kept for them. */
 function entryOf(args: string[]): { file: string; key: string } | null {
-  if (!CACHED_COMMANDS.has(args[0] ?? "") || args.length > MAX_ARGS || args.some((arg) => arg.length > MAX_ARG_CHARS)) return null;
+  if (!CACHED_COMMANDS.has(commandWordOf(args)) || args.length > MAX_ARGS || args.some((arg) => arg.length > MAX_ARG_CHARS)) return null;
   const build = loadedBundleHash("yiem.cjs");
   if (build === undefined) return null;
   const folder = cacheFolder("parse");

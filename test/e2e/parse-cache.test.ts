@@ -53,6 +53,19 @@ describe("the kept parse", () => {
     expect(second.stdout).toMatch(/\bgetTime\b/);
   });
 
+  it("is kept for a line whose command word follows a common option (-c SPEC tools list)", () => {
+    const args = ["-c", "configs/weather.yaml", "tools", "list"];
+    const first = yiem(args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(entries()).toHaveLength(1);
+    const [, key, body] = readFileSync(entries()[0], "utf8").split("\n");
+    expect(JSON.parse(key)).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), args]);
+    expect(JSON.parse(body)).toMatchObject({ _: ["tools", "list"], config: "configs/weather.yaml" });
+    const second = yiem(args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+  });
+
   it("is used instead of yargs: a planted entry (json: true) turns the table into JSON", () => {
     expect(yiem(["tools", "list"]).code).toBe(0);
     const [entry] = entries();
@@ -102,6 +115,9 @@ describe("the kept parse", () => {
     expect(yiem(["tools", "--help"]).code).toBe(0);
     const run = yiem(["run", "--model", "replay:configs/demo.replay.jsonl", "What time is it in Tokyo?"]);
     expect(run.code, run.stderr).toBe(0);
+    // A run line after a common option, and a prompt that is a kept command's name.
+    const afterOption = yiem(["-c", "configs/weather.yaml", "run", "--model", "replay:configs/demo.replay.jsonl", "tools"]);
+    expect(afterOption.code, afterOption.stderr).toBe(0);
     expect(entries()).toEqual([]);
   });
 });
