@@ -16,5 +16,12 @@ if (file && typeof globalThis.gc === "function") {
     appendFileSync(file, `${JSON.stringify({ ms: Math.round(performance.now() - started), rss, heapUsed, external, arrayBuffers })}\n`);
   };
   setInterval(sample, Number(process.env.YIEM_BENCH_HEAP_EVERY_MS ?? 1000)).unref();
-  process.on("exit", sample);
+  // At exit: from process.reallyExit and on 'beforeExit', not from an 'exit' listener, which
+  // would make yiem's exit bound start a thread (src/exit-listeners.ts) before this last sample.
+  const reallyExit = process.reallyExit;
+  process.reallyExit = function (code) {
+    sample();
+    return reallyExit.call(process, code);
+  };
+  process.on("beforeExit", sample);
 }

@@ -15,7 +15,11 @@
  *   a FIFO or a small write to a socket; ./host/fd-output.ts), so the exit follows in this turn
  *   of the event loop and no tool timer can run first, and only yiem's code runs on the way
  *   out: every 'exit' listener is yiem's and what `process.exit` calls was not replaced
- *   (../exit-listeners.ts). A thread already started for the run's watchdog is armed anyway.
+ *   (../exit-listeners.ts). A thread already started for the run's watchdog is armed anyway;
+ * - `run` arms it after its last event; main.ts arms it after every other command, which may
+ *   have run tool code too (`tools call`, `batch`, `mcp serve`, a tool module's top level). The
+ *   process then ends with the command's code, whatever tool code sets on the way
+ *   (`pinExitCode`, ../exit-listeners.ts).
  */
 import type { CliIo } from "./io.js";
 import { graceMs } from "../grace-ms.js";

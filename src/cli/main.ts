@@ -11,6 +11,7 @@ import { parseWithYargs, type Parsed } from "./command-line.js";
 import { cachedParse } from "./parse-cache.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 import { graceVariableProblem } from "../grace-ms.js";
+import { armExitBound } from "./bounded-exit.js";
 
 
 type Handler = (argv: Record<string, unknown>, io: CliIo) => Promise<number>;
@@ -81,7 +82,12 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
   try {
     // Handlers flush stdout and stderr before returning, so exiting with the code cannot lose
     // output, and a tool that ignored its abort signal cannot keep a finished run alive.
-    return await handler(argv, io);
+    const code = await handler(argv, io);
+    // Tool or hook code may have run (`tools call`, `batch`, `mcp serve`, a tool module's top
+    // level in `tools list`): it cannot hold the exit either, nor change its code
+    // (./bounded-exit.ts). `run` arms its own, before its last events drain.
+    if (words[0] !== "run") armExitBound(code, io, true);
+    return code;
   } finally {
     // A thrown error is reported by bin/yiem.js as an internal error (exit 1); a drained loop is not the cause.
     stopWatching();

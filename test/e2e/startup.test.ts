@@ -50,6 +50,21 @@ Module._load = function (request, parent, isMain) {
 };
 `;
 
+/**
+ * A preload that writes the built-ins loaded (process.moduleLoadList) to $BUILTINS_FILE as the
+ * process ends: in process.reallyExit (wrapped before yiem loads) for an exit by process.exit,
+ * on 'beforeExit' for a process whose event loop ran dry. Not with an 'exit' listener: a
+ * listener that is not yiem's makes the exit bound start its thread (src/exit-listeners.ts),
+ * which loads worker_threads.
+ */
+const BUILTINS_PRELOAD = [
+  'const write = () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n"));',
+  "const reallyExit = process.reallyExit;",
+  "process.reallyExit = function (code) { write(); return reallyExit.call(process, code); };",
+  'process.on("beforeExit", write);',
+  "",
+].join("\n");
+
 interface Manifest {
   files: Record<string, { packages: string[]; sources: string[]; staticImports: string[] }>;
 }
@@ -237,7 +252,7 @@ describe("start-up compiles only the Node modules the command uses", () => {
   function builtinsLoaded(args: string[], stdin: "pipe" | "ignore" | number = "pipe", place: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { code: number | null; stderr: string; loaded: string[] } {
     const out = join(dir, `builtins-${++traceCount}.txt`);
     const preloadCjs = join(dir, "builtins.cjs");
-    writeFileSync(preloadCjs, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n")));\n');
+    writeFileSync(preloadCjs, BUILTINS_PRELOAD);
     const result = spawnSync(process.execPath, ["-r", preloadCjs, yiemBin, ...args], {
       cwd: place.cwd ?? repoRoot,
       env: { ...process.env, BUILTINS_FILE: out, NO_COLOR: "1", ...place.env },
@@ -342,7 +357,7 @@ describe("start-up compiles only the Node modules the command uses", () => {
   async function builtinsLoadedAsync(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; loaded: string[] }> {
     const out = join(dir, `builtins-${++traceCount}.txt`);
     const preloadCjs = join(dir, "builtins.cjs");
-    writeFileSync(preloadCjs, 'process.on("exit", () => require("node:fs").writeFileSync(process.env.BUILTINS_FILE, process.moduleLoadList.join("\\n")));\n');
+    writeFileSync(preloadCjs, BUILTINS_PRELOAD);
     const child = spawn(process.execPath, ["-r", preloadCjs, ...argv], { cwd, env: { ...process.env, ...env, BUILTINS_FILE: out, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";

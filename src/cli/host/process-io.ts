@@ -10,8 +10,11 @@ import { builtStream } from "../../channels/process-streams.js";
 import { onEventLoopDrained } from "./drain.js";
 import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
-import { exitFromWatchdog, exitSkippingListeners, startWatchdog, watchThreadStarted } from "./watchdog.js";
-import { exitPathReplaced, foreignExitListeners, onProcessExit } from "../../exit-listeners.js";
+import { exitFromWatchdog, exitSkippingListeners, startWatchdog, watchdogNow, watchThreadStarted } from "./watchdog.js";
+import { exitPathReplaced, foreignExitListeners, onProcessExit, pinExitCode } from "../../exit-listeners.js";
+
+/** Taken before any tool or hook module loads (the exit bound's last step must be yiem's own). */
+const setImmediateAsLoaded = setImmediate;
 
 const FORWARDED: readonly CliSignal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 
@@ -71,11 +74,14 @@ function processHost(): CliHost {
     startWatchdog,
     releasesChannels: false,
     armExitBound: (code, graceMs, exitFollows) => {
-      const arm = () => void startWatchdog(Date.now(), () => exitSkippingListeners(code), graceMs);
-      if (!exitFollows || watchThreadStarted() || foreignExitListeners() > 0 || exitPathReplaced()) return arm();
+      const arm = () => void startWatchdog(watchdogNow(), () => exitSkippingListeners(code), graceMs);
+      const onlyYiemsCode = exitFollows && !watchThreadStarted() && foreignExitListeners() === 0 && !exitPathReplaced();
+      // The code is the command's, whatever an exit listener sets (../../exit-listeners.ts).
+      pinExitCode(code);
+      if (!onlyYiemsCode) return arm();
       // Only yiem's code runs before the exit (../bounded-exit.ts): no thread to boot. Should
       // the event loop turn after all, the bound is armed then.
-      setImmediate(arm).unref();
+      setImmediateAsLoaded(arm).unref();
     },
   };
 }

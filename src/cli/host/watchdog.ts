@@ -27,11 +27,18 @@
  * - Code stuck inside one blocking system call (a synchronous read of a pipe that never ends,
  *   Atomics.wait) is not interrupted: V8 only runs the request between JavaScript statements.
  */
-import { closeSync, openSync } from "node:fs";
+import { closeSync as closeFd, openSync as openFile } from "node:fs";
 import { randomHex } from "../../random-id.js";
 import { exitProcess } from "../../channels/guard.js";
 import type { Watchdog } from "../io.js";
-import { exitPathReplaced, foreignExitListeners, reallyExitAsLoaded, runOwnExitListeners } from "../../exit-listeners.js";
+import { exitPathReplaced, foreignExitListeners, reallyExitNow, runOwnExitListeners } from "../../exit-listeners.js";
+
+// Taken as this module is evaluated, before any tool or hook module loads: a tool that wraps
+// `Date.now` or `fs.closeSync` cannot move a deadline out of reach or hold the exit in them.
+const closeSync = closeFd;
+const openSync = openFile;
+/** The clock every watchdog deadline is read on (a `Date.now()` time). */
+export const watchdogNow: () => number = Date.now;
 
 /** How long past the deadline the main thread has to handle it itself. */
 const GRACE_MS = 1000;
@@ -89,7 +96,8 @@ function watchThread(): WatchThread {
   const shared = new SharedArrayBuffer(16);
   const started: WatchThread = { generation: new Int32Array(shared, 0, 1), deadline: new Float64Array(shared, 8, 1), armed: new Set() };
   const key = `__yiemWatchdog_${randomHex(8)}`;
-  Object.defineProperty(globalThis, key, { configurable: true, value: (seen: number) => checkStuck(started, seen) });
+  // Neither writable nor configurable: tool code cannot put a function of its own in its place.
+  Object.defineProperty(globalThis, key, { configurable: false, writable: false, value: (seen: number) => checkStuck(started, seen) });
   try {
     // Loaded here, not at start-up: every command's start would compile worker_threads and its
     // ~6 internal modules for the one run in many that arms a watchdog (docs/performance.md).
@@ -125,7 +133,7 @@ function publish(watch: WatchThread): void {
 function checkStuck(watch: WatchThread, seen: number): void {
   if (seen !== Atomics.load(watch.generation, 0)) return;
   let due: Armed | undefined;
-  for (const armed of watch.armed) if (armed.at <= Date.now() && (!due || armed.at < due.at)) due = armed;
+  for (const armed of watch.armed) if (armed.at <= watchdogNow() && (!due || armed.at < due.at)) due = armed;
   if (!due) return;
   watch.armed.delete(due);
   publish(watch);
@@ -187,6 +195,6 @@ export function exitSkippingListeners(code: number): never {
     // exiting anyway
   }
   // Node's own, not one a tool put in its place (../../exit-listeners.ts).
-  if (reallyExitAsLoaded) reallyExitAsLoaded.call(process, code);
+  reallyExitNow(code);
   return exitProcess(code);
 }
