@@ -43,7 +43,8 @@ describe("bench profile summary", () => {
   });
 
   it("finds main in the built bundle, whose local names are minified (through its source map)", async () => {
-    const profiled = await profileCommand([process.execPath, yiemBin, "tools", "list"], { cwd: repoRoot }, 1);
+    // Medians of 3 runs: on a loaded machine one run in a few had no sample inside main.
+    const profiled = await profileCommand([process.execPath, yiemBin, "tools", "list"], { cwd: repoRoot }, 3);
     expect(profiled.total).toBeGreaterThan(0);
     // Not found, every sample would count as loading.
     expect(profiled.beforeMain).toBeLessThan(profiled.total);
