@@ -28,8 +28,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // The command word (`tools` in `yiem -c spec.yaml tools list`) names the command whose code
   // cache entries the bundles use (src/code-cache.ts).
   start.useCodeCacheOf(start.commandWordOf(args));
+  let io;
   new Promise((loaded) => loaded(start.loadYiem()))
-    .then(({ main, processIo }) => main(args, processIo()))
+    .then(({ main, processIo }) => main(args, (io = processIo())))
     .then(
       (code) => {
         start.saveCodeCaches();
@@ -37,6 +38,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
       },
       (error) => {
         process.stderr.write(`yiem: internal error: ${error?.stack ?? error}\n`);
+        // Through the io once there is one: its exit is bounded and takes this code, even after a
+        // command's end fixed another (src/exit-listeners.ts).
+        if (io) io.host.exitNow(1);
         exit(1);
       },
     );

@@ -15,7 +15,8 @@
  *   starts its thread too;
  * - `pinExitCode(code)` makes the process end with `code` whatever an 'exit' listener sets
  *   (`process.exitCode`) or a tool put in the place of `process.reallyExit`: the exit ends in
- *   Node's own `reallyExit` as it was when this module was evaluated (`reallyExitNow`);
+ *   Node's own `reallyExit` as it was when this module was evaluated (`reallyExitNow`). yiem's
+ *   own exits (channels/guard.ts `exitProcess`) set the pinned code to theirs (`repinExitCode`);
  * - these checks are for code that holds the exit by mistake (an exit listener that waits, an
  *   instrumentation package that wraps `process.emit`). They read listeners and descriptors with
  *   functions taken when this module was evaluated and call no getter of the path, but tool code
@@ -101,10 +102,11 @@ function exitPathNow(): Link[] | null {
 }
 
 const asLoaded = exitPathNow() ?? [];
+const REALLY_EXIT = EXIT_PATH.indexOf("reallyExit");
 
 /** Node's `process.reallyExit` when this module was evaluated (rules above). */
 const reallyExitAsLoaded = ((): ((code: number) => never) | undefined => {
-  const value = asLoaded[0]?.descriptors[EXIT_PATH.indexOf("reallyExit")]?.value;
+  const value = asLoaded[0]?.descriptors[REALLY_EXIT]?.value;
   return typeof value === "function" ? (value as (code: number) => never) : undefined;
 })();
 
@@ -124,18 +126,40 @@ export function exitPathReplaced(): boolean {
   if (now === null || now.length !== asLoaded.length) return true;
   for (let i = 0; i < now.length; i++) {
     if (now[i].object !== asLoaded[i].object) return true;
-    for (let j = 0; j < EXIT_PATH.length; j++) if (!sameDescriptor(now[i].descriptors[j], asLoaded[i].descriptors[j])) return true;
+    for (let j = 0; j < EXIT_PATH.length; j++) {
+      const descriptor = now[i].descriptors[j];
+      // yiem's own pinned reallyExit (`pinExitCode`) stands for Node's.
+      if (i === 0 && j === REALLY_EXIT && ownReallyExit !== undefined && descriptor?.value === ownReallyExit) continue;
+      if (!sameDescriptor(descriptor, asLoaded[i].descriptors[j])) return true;
+    }
   }
   return false;
 }
 
-/** From now on the process exits with `code`, whatever is set or replaced on the way (rules above). */
+/** The code the process ends with once `pinExitCode` ran (rules above). */
+let pinnedCode: number | undefined;
+/** The `process.reallyExit` `pinExitCode` put in place (not a replacement by tool code). */
+let ownReallyExit: unknown;
+
+/**
+ * From now on the process exits with `code`, whatever tool code sets or replaces on the way
+ * (rules above). A later call (yiem's own exit with another code: a second signal) changes it.
+ */
 export function pinExitCode(code: number): void {
   if (!reallyExitAsLoaded) return;
-  const exitWithCode = () => reallyExitNow(code);
+  const first = pinnedCode === undefined;
+  pinnedCode = code;
+  if (!first) return;
+  const exitWithPinnedCode = () => reallyExitNow(pinnedCode ?? code);
+  ownReallyExit = exitWithPinnedCode;
   try {
-    defineProperty(process, "reallyExit", { configurable: true, writable: true, value: exitWithCode });
+    defineProperty(process, "reallyExit", { configurable: true, writable: true, value: exitWithPinnedCode });
   } catch {
     // a tool made it read-only: the exit then takes its code as Node gives it
   }
+}
+
+/** For yiem's own exits: the pinned code (if any) becomes `code`. */
+export function repinExitCode(code: number): void {
+  if (pinnedCode !== undefined) pinnedCode = code;
 }

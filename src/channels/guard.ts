@@ -17,6 +17,7 @@
  */
 
 import { builtStream, onStreamBuilt } from "./process-streams.js";
+import { repinExitCode } from "../exit-listeners.js";
 
 /** One line tool or hook code wrote. */
 export interface CapturedOutput {
@@ -60,6 +61,8 @@ export function ownWrite<T>(write: () => T): T {
 
 /** Ends the process with `code`: yiem's one way to exit while the guard may be installed. */
 export function exitProcess(code: number): never {
+  // yiem's own code decides: a code pinned at the end of a command gives way (../exit-listeners.ts).
+  repinExitCode(code);
   return realExit(code);
 }
 

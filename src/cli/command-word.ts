@@ -5,23 +5,33 @@
  * names `tools`. Rules:
  * - it only chooses what is kept for a line (the code cache entry, src/code-cache.ts; the kept
  *   parse, ./parse-cache.ts): a line it misreads is parsed by yargs as always, so it never
- *   changes what a command line means;
- * - "" when there is no such word (`yiem --help`).
+ *   changes what a command line means. The value of another option before the command
+ *   (`--model tools run …`) is misread as the word: that line then uses another command's code
+ *   cache entry, and its parse is not kept (yargs' verdict, `run`, must equal the word);
+ * - "" when there is no such word (`yiem --help`);
+ * - main.ts prepares a line by it too (`run`'s words after `--`, `mcp serve --agent`), so
+ *   `yiem -c spec.yaml run -- -5 is cold` reads as `yiem run -c spec.yaml -- -5 is cold`.
  */
 
 /** The options every command takes whose value may be the next word. */
 const VALUE_OPTIONS = new Set(["-c", "--config", "--tool-dir", "--mcp-config"]);
 
-/** The command word of `args` (rules above). */
-export function commandWordOf(args: readonly string[]): string {
+/** Where the command word of `args` is (rules above); -1 when there is none. */
+export function commandWordIndex(args: readonly string[]): number {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "--") return "";
+    if (arg === "--") return -1;
     if (VALUE_OPTIONS.has(arg)) {
       i++;
       continue;
     }
-    if (!arg.startsWith("-")) return arg;
+    if (!arg.startsWith("-")) return i;
   }
-  return "";
+  return -1;
+}
+
+/** The command word of `args` (rules above). */
+export function commandWordOf(args: readonly string[]): string {
+  const at = commandWordIndex(args);
+  return at < 0 ? "" : args[at];
 }

@@ -12,6 +12,7 @@ import { cachedParse } from "./parse-cache.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 import { graceVariableProblem } from "../grace-ms.js";
 import { armExitBound } from "./bounded-exit.js";
+import { commandWordIndex, commandWordOf } from "./command-word.js";
 
 
 type Handler = (argv: Record<string, unknown>, io: CliIo) => Promise<number>;
@@ -102,8 +103,9 @@ async function runCommandLine(args: string[], io: CliIo): Promise<number> {
  */
 function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
   // `yiem batch - -o …`: the input is stdin.
-  if (args[0] === "batch") return { options: args.map((arg, i, all) => (arg === "-" && !takesValue(all[i - 1], BATCH_BOOLEAN_FLAGS) ? STDIN_MARK : arg)) };
-  if (args[0] !== "run") return { options: args };
+  const command = commandWordOf(args);
+  if (command === "batch") return { options: args.map((arg, i, all) => (arg === "-" && !takesValue(all[i - 1], BATCH_BOOLEAN_FLAGS) ? STDIN_MARK : arg)) };
+  if (command !== "run") return { options: args };
   const at = args.indexOf("--");
   const options = (at < 0 ? args : args.slice(0, at)).map((arg, i, all) =>
     arg === "-" && !takesValue(all[i - 1]) ? STDIN_MARK : arg);
@@ -162,7 +164,8 @@ function joinDashValues(args: string[]): string[] {
  * `--agent=`: the agent tool gets its default name instead of a "needs a value" error.
  */
 function bareAgentFlag(args: string[]): string[] {
-  if (args[0] !== "mcp" || args[1] !== "serve") return args;
+  const [command, sub] = commandWords(args);
+  if (command !== "mcp" || sub !== "serve") return args;
   return args.map((arg, i) => (arg === "--agent" && (args[i + 1] === undefined || args[i + 1].startsWith("-")) ? "--agent=" : arg));
 }
 
@@ -174,7 +177,8 @@ function bareAgentFlag(args: string[]): string[] {
 function usageErrorFormat(args: string[], io: CliIo): "ndjson" | "github" | "text" {
   const mode = flagValue(args, "--events");
   if (mode === "github") return "github";
-  const eventsCommand = args[0] === "run" || (args[0] === "tools" && args[1] === "call");
+  const [command, sub] = commandWords(args);
+  const eventsCommand = command === "run" || (command === "tools" && sub === "call");
   if (!eventsCommand) return "text";
   return (mode ?? (io.isTTY.stderr ? "pretty" : "ndjson")) === "ndjson" ? "ndjson" : "text";
 }
@@ -187,7 +191,13 @@ function failUsage(io: CliIo, args: string[], message: string): number {
 
 /** For `yiem run --output json`: a usage error still prints the one JSON result (cli/output.ts). */
 function jsonResult(args: string[], exitCode: number): { exitCode: number } | undefined {
-  return args[0] === "run" && flagValue(args, "--output") === "json" ? { exitCode } : undefined;
+  return commandWordOf(args) === "run" && flagValue(args, "--output") === "json" ? { exitCode } : undefined;
+}
+
+/** The command word of `args` (./command-word.ts) and the word after it (`serve` of `mcp serve`). */
+function commandWords(args: string[]): [string, string | undefined] {
+  const at = commandWordIndex(args);
+  return at < 0 ? ["", undefined] : [args[at], args[at + 1]];
 }
 
 /** The value given to `flag` (`--flag V` or `--flag=V`), read before yargs has parsed anything. */

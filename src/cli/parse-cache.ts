@@ -7,7 +7,8 @@
  *   reads nor writes entries;
  * - only a successful parse is kept (no usage error, no help or version text), only when every
  *   value is plain JSON (no NaN, no functions), and only for commands whose words are few and
- *   repeat (`CACHED_COMMANDS`): `run` and `batch` lines carry prompts and file names, a new line
+ *   repeat (`CACHED_COMMANDS`, by the line's command word, ./command-word.ts, which yargs' own
+ *   verdict must confirm): `run` and `batch` lines carry prompts and file names, a new line
  *   every time, and the parse is a small part of what they do;
  * - entries live in the trusted cache folder `parse` (../cache-dir.ts) and are signed like every
  *   entry there; one whose signature, key or shape is wrong is ignored and rewritten.
@@ -61,7 +62,9 @@ export function cachedParse(args: string[]): Record<string, unknown> | undefined
 export function keepParse(args: string[], argv: Record<string, unknown>): void {
   try {
     const entry = entryOf(args);
-    if (entry === null || !plainJson(argv)) return;
+    // yargs' verdict must name the command word told before it ran: `--model tools run …` is a
+    // run line (its option's value read as the word), and run lines are not kept.
+    if (entry === null || !plainJson(argv) || !Array.isArray(argv._) || String(argv._[0]) !== commandWordOf(args)) return;
     const body = JSON.stringify(argv);
     const signature = cacheSignature(processCacheScope(), TAG, entry.key, body);
     if (signature === null) return;

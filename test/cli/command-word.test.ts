@@ -1,6 +1,6 @@
 /** The command word told before yargs runs (src/cli/command-word.ts). */
 import { describe, expect, it } from "vitest";
-import { commandWordOf } from "../../src/cli/command-word.js";
+import { commandWordIndex, commandWordOf } from "../../src/cli/command-word.js";
 
 describe("commandWordOf", () => {
   it("is the first word that is neither an option nor the value of a common option", () => {
@@ -20,5 +20,11 @@ describe("commandWordOf", () => {
 
   it("takes an unknown option's next word as the command (yargs still decides what the line means)", () => {
     expect(commandWordOf(["--model", "gpt", "run"])).toBe("gpt");
+  });
+
+  it("commandWordIndex says where it is (main.ts reads the word after it: mcp serve, tools call)", () => {
+    expect(commandWordIndex(["-c", "spec.yaml", "mcp", "serve", "--agent"])).toBe(2);
+    expect(commandWordIndex(["tools", "call", "x"])).toBe(0);
+    expect(commandWordIndex(["--debug"])).toBe(-1);
   });
 });

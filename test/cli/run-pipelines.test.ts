@@ -82,6 +82,19 @@ describe("-- ends the options", () => {
     assertEventStream(r.events);
   });
 
+  it("also with -c SPEC before the command: yiem -c SPEC run -- -5 is cold? sends that text", async () => {
+    const s = await answering();
+    const r = await runCli(["-c", "agent.config.yaml", "run", "--", "-5 is cold?"], { cwd: dir, env: env(s) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(sentPrompt(s)).toBe("-5 is cold?");
+  });
+
+  it("with -c SPEC first, a usage error of run --output json is still the one JSON result", async () => {
+    const r = await runCli(["-c", "agent.config.yaml", "run", "--output", "json", "--bogus", "hi"], { cwd: dir, env: env(undefined) });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ exitCode: 2, error: expect.stringContaining("--bogus") });
+  });
+
   it("piped stdin is still appended after a -- prompt", async () => {
     const s = await answering();
     const r = await runCli(["run", "--", "-5 is cold?"], { cwd: dir, env: env(s), stdin: "context\n" });

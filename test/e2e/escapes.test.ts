@@ -238,6 +238,41 @@ describe("hangs the watchdog covers", () => {
     expect(stdout).toBe("done\n");
     expect(Date.now() - answeredAt).toBeLessThan(10_000);
   });
+
+  it("a SIGTERM while the answer waits for stdout, then a second once it is out: the second exits at once with 143", async () => {
+    // The run completed (code 0) before the first signal; the exit bound then pins 0, and the
+    // second signal's forced exit must still end with its own code.
+    const answer = "x".repeat(300_000);
+    const spec = await toolProject("chatty-two-signals", CHATTY, [reply.json({ toolCalls: [call("c", "chatty")] }), reply.json({ content: answer })]);
+    const child = spawn(process.execPath, [yiemBin, "run", "-c", spec, "--events", "ndjson", "hi"], {
+      env: baseEnv(batteryEnv(server, { YIEM_EXIT_GRACE_MS: "60000" })),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.pause();
+    let stdout = 0;
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 25_000);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise<void>((resolve) => {
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.length;
+        if (stdout > answer.length) resolve();
+      });
+      child.stdout.resume();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const secondAt = Date.now();
+    child.kill("SIGTERM");
+    const [code, signal] = await exited;
+    clearTimeout(killer);
+    child.stderr.destroy();
+    expect(signal).toBeNull();
+    expect(code).toBe(143);
+    expect(stdout).toBe(answer.length + 1);
+    expect(Date.now() - secondAt).toBeLessThan(5_000);
+  });
 });
 
 describe("tools that try to escape the run", () => {

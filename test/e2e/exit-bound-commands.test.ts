@@ -4,12 +4,13 @@
  * its module's top level, or in `execute`) cannot hold `tools list`, `tools call`, `batch` or
  * `mcp serve` past the grace, and the exit code stays the command's.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { reply, startChatServer, type ChatServer } from "../support/chat-server.js";
-import { runCli, type CliResult } from "../support/cli.js";
+import { baseEnv, runCli, yiemBin, type CliResult } from "../support/cli.js";
 
 let dir: string;
 let server: ChatServer | undefined;
@@ -73,6 +74,18 @@ describe("the exit bound beyond yiem run", () => {
     const results = readFileSync(join(root, "out.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { id: string; status: string });
     expect(results.map((result) => [result.id, result.status]).sort()).toEqual([["a", "ok"], ["b", "ok"]]);
     expect(r.ms).toBeLessThan(10_000);
+  });
+
+  it("tools list: a tool module that never settles (the event loop drains) and spins at exit: exit 1 within the grace", async () => {
+    const root = project("drained", "load");
+    writeFileSync(join(root, "tools", "never.ts"), `${SPIN_AT_EXIT}\nawait new Promise(() => {});\nexport default { name: "never", label: "N", description: "d", inputSchema: { type: "object" }, execute: async () => "x" };\n`);
+    // stderr is a plain message here (not NDJSON), so the process is spawned directly.
+    const started = Date.now();
+    const r = spawnSync(process.execPath, [yiemBin, "tools", "list"], { cwd: root, env: baseEnv({ YIEM_EXIT_GRACE_MS: "500" }), encoding: "utf8", timeout: 15_000 });
+    expect(r.signal).toBeNull();
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/stopped before it finished/);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("mcp serve: a tool module that adds a spinning exit listener at load cannot hold the exit once stdin ends", async () => {

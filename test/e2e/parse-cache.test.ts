@@ -118,6 +118,9 @@ describe("the kept parse", () => {
     // A run line after a common option, and a prompt that is a kept command's name.
     const afterOption = yiem(["-c", "configs/weather.yaml", "run", "--model", "replay:configs/demo.replay.jsonl", "tools"]);
     expect(afterOption.code, afterOption.stderr).toBe(0);
+    // A run line whose first option's value is a kept command's name.
+    const misread = yiem(["--model", "tools", "run", "--dry-run", "a prompt"]);
+    expect(misread.code, misread.stderr).toBe(0);
     expect(entries()).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
 import { exitFromWatchdog, exitSkippingListeners, startWatchdog, watchdogNow, watchThreadStarted } from "./watchdog.js";
 import { exitPathReplaced, foreignExitListeners, onProcessExit, pinExitCode } from "../../exit-listeners.js";
+import { exitGraceMs } from "../bounded-exit.js";
 
 /** Taken before any tool or hook module loads (the exit bound's last step must be yiem's own). */
 const setImmediateAsLoaded = setImmediate;
@@ -64,25 +65,33 @@ export function processIo(): CliIo {
   };
 }
 
+/** The exit bound of this process (../bounded-exit.ts `armExitBound`). */
+function armBound(code: number, graceMs: number, exitFollows: boolean): void {
+  const arm = () => void startWatchdog(watchdogNow(), () => exitSkippingListeners(code), graceMs);
+  const onlyYiemsCode = exitFollows && !watchThreadStarted() && foreignExitListeners() === 0 && !exitPathReplaced();
+  // The code is the command's, whatever an exit listener sets (../../exit-listeners.ts).
+  pinExitCode(code);
+  if (!onlyYiemsCode) return arm();
+  // Only yiem's code runs before the exit (../bounded-exit.ts): no thread to boot. Should
+  // the event loop turn after all, the bound is armed then.
+  setImmediateAsLoaded(arm).unref();
+}
+
 function processHost(): CliHost {
   return {
-    exitNow: (code) => exitProcess(code),
+    // An exit from outside a command's end (a second signal, a drained event loop, a tool's
+    // uncaught error) is bounded too: tool code may run on the way out (../bounded-exit.ts).
+    exitNow: (code) => {
+      armBound(code, 2 * exitGraceMs(process.env), true);
+      exitProcess(code);
+    },
     exitFromWatchdog,
     onEventLoopDrained,
     onExit: (callback) => onProcessExit(callback),
     watchParent: (onGone) => watchParent(onGone),
     startWatchdog,
     releasesChannels: false,
-    armExitBound: (code, graceMs, exitFollows) => {
-      const arm = () => void startWatchdog(watchdogNow(), () => exitSkippingListeners(code), graceMs);
-      const onlyYiemsCode = exitFollows && !watchThreadStarted() && foreignExitListeners() === 0 && !exitPathReplaced();
-      // The code is the command's, whatever an exit listener sets (../../exit-listeners.ts).
-      pinExitCode(code);
-      if (!onlyYiemsCode) return arm();
-      // Only yiem's code runs before the exit (../bounded-exit.ts): no thread to boot. Should
-      // the event loop turn after all, the bound is armed then.
-      setImmediateAsLoaded(arm).unref();
-    },
+    armExitBound: armBound,
   };
 }
 
