@@ -33,7 +33,7 @@ import { closeSync, fstatSync, openSync, statSync } from "node:fs";
 import { readWhole } from "./regular-file.js";
 import { cacheFolder, cacheSignature, processCacheScope, readCacheFile, signatureMatches, writeCacheFile } from "./cache-dir.js";
 import { noteUsed, pruneCacheFolder } from "./cache-prune.js";
-import { checksum } from "./checksum.js";
+import { checksum, checksumBuffer } from "./checksum.js";
 import { nameHash } from "./name-hash.js";
 
 const requireHere = createRequire(import.meta.url);
@@ -157,7 +157,8 @@ function readBundle(file: string, atLeast: number): { bytes: Buffer; buffer: Buf
   const fd = openSync(file, "r");
   try {
     const size = fstatSync(fd).size;
-    const buffer = Buffer.allocUnsafeSlow(Math.max(size, atLeast));
+    // In the checksum's memory: the entry read into it is checked where it lies (./checksum.ts).
+    const buffer = checksumBuffer(Math.max(size, atLeast));
     return { bytes: readWhole(fd, size, buffer), buffer };
   } finally {
     closeSync(fd);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { checksum, checksumInJs } from "../src/checksum.js";
+import { checksum, checksumBuffer, checksumInJs } from "../src/checksum.js";
 import { repoRoot } from "./support/cli.js";
 
 /** Pseudo-random bytes (deterministic). */
@@ -24,6 +24,23 @@ describe("checksum", () => {
       expect(checksum(part)).toBe(checksumInJs(part));
       expect(checksum(part)).toMatch(/^[0-9a-f]{16}$/);
     }
+  });
+
+  it("reads bytes inside a checksumBuffer where they lie, at any offset, with the same result; a larger one grows the memory", () => {
+    const data = bytes(300_000, 3);
+    const buffer = checksumBuffer(data.length + 16);
+    buffer.set(data, 5);
+    for (const [start, length] of [[5, data.length], [6, 1027], [8, 4], [9, 0]]) {
+      const inside = buffer.subarray(start, start + length);
+      expect(checksum(inside)).toBe(checksumInJs(data.subarray(start - 5, start - 5 + length)));
+    }
+    // Growing detaches the old views; a new buffer is as good.
+    const larger = checksumBuffer(3 << 20);
+    expect(larger.length).toBe(3 << 20);
+    larger.set(data, 1);
+    expect(checksum(larger.subarray(1, 1 + data.length))).toBe(checksumInJs(data));
+    // Bytes outside it are copied in, as before.
+    expect(checksum(data)).toBe(checksumInJs(data));
   });
 
   it("changes with a flipped bit anywhere, a zero-filled tail, a cut, or swapped words", () => {
