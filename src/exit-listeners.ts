@@ -159,6 +159,11 @@ export function pinExitCode(code: number): void {
   }
 }
 
+/** The code pinned last (`pinExitCode`, `repinExitCode`), or `fallback` when none is. */
+export function pinnedExitCode(fallback: number): number {
+  return pinnedCode ?? fallback;
+}
+
 /** For yiem's own exits: the pinned code (if any) becomes `code`. */
 export function repinExitCode(code: number): void {
   if (pinnedCode !== undefined) pinnedCode = code;

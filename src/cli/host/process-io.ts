@@ -11,7 +11,7 @@ import { onEventLoopDrained } from "./drain.js";
 import { fdOutput } from "./fd-output.js";
 import { watchParent } from "./parent-watch.js";
 import { exitFromWatchdog, exitSkippingListeners, startWatchdog, watchdogNow, watchThreadStarted } from "./watchdog.js";
-import { exitPathReplaced, foreignExitListeners, onProcessExit, pinExitCode } from "../../exit-listeners.js";
+import { exitPathReplaced, foreignExitListeners, onProcessExit, pinExitCode, pinnedExitCode } from "../../exit-listeners.js";
 import { exitGraceMs } from "../bounded-exit.js";
 
 /** Taken before any tool or hook module loads (the exit bound's last step must be yiem's own). */
@@ -67,7 +67,9 @@ export function processIo(): CliIo {
 
 /** The exit bound of this process (../bounded-exit.ts `armExitBound`). */
 function armBound(code: number, graceMs: number, exitFollows: boolean): void {
-  const arm = () => void startWatchdog(watchdogNow(), () => exitSkippingListeners(code), graceMs);
+  // The code pinned last when it fires: a later exit of yiem's own (a second signal) re-pins it,
+  // and the earliest bound armed is the one that fires.
+  const arm = () => void startWatchdog(watchdogNow(), () => exitSkippingListeners(pinnedExitCode(code)), graceMs);
   const onlyYiemsCode = exitFollows && !watchThreadStarted() && foreignExitListeners() === 0 && !exitPathReplaced();
   // The code is the command's, whatever an exit listener sets (../../exit-listeners.ts).
   pinExitCode(code);
