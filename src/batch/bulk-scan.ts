@@ -17,7 +17,8 @@
  * - `createBulkScanner` gives undefined where WebAssembly (with SIMD) cannot run: the lines are
  *   then read one by one, with the same results. The module is compiled once per thread.
  */
-import { isCheckpointLine, READ_BUFFER_BYTES } from "./lines.js";
+import { CHECKPOINT_LINES, isCheckpointLine, READ_BUFFER_BYTES } from "./lines.js";
+import { MAX_PARTITIONS, type StagedIds } from "./staged-ids.js";
 import { WASM_BASE64 } from "./wasm/id-scan.generated.js";
 
 /** What the scan of a chunk's lines hands over, line by line (module rules). */
@@ -26,9 +27,21 @@ export interface BulkSink {
   other(buffer: Buffer, line: number, start: number, end: number, offset: number): void;
 }
 
+/** Where `stageLines` lets the module stage the SPAN lines itself: the StagedIds they go to, and what happens to the rest. */
+export interface BulkStaging {
+  ids: StagedIds;
+  /** `count` more lines were staged from their bytes (their ids are not handed over). */
+  spans(count: number): void;
+  other(buffer: Buffer, line: number, start: number, end: number, offset: number): void;
+}
+
 interface IdScanExports {
   scan(start: number, stop: number, line: number, out: number, outEnd: number): number;
+  stage(start: number, stop: number, line: number, bits: number, lines: number, at: number): number;
   records: { value: number };
+  spans: { value: number };
+  others: { value: number };
+  checkpoints: { value: number };
 }
 
 /** The part of the WebAssembly API used here (the project's types have no DOM library). */
@@ -67,26 +80,85 @@ function idScanModule(api: WasmApi): WasmModule | undefined {
   return compiled;
 }
 
+/** The checkpoints one `stage` call of RECORDS lines can meet. */
+const CHECKPOINTS_PER_CALL = Math.ceil(RECORDS / CHECKPOINT_LINES) + 1;
+
 export class BulkScanner {
   /** The LineReader's two read buffers, in this scanner's memory. */
   readonly readBuffers: readonly [Buffer, Buffer];
   private readonly memory: WasmMemory;
-  private readonly scan: IdScanExports["scan"];
-  private readonly written: IdScanExports["records"];
+  private readonly exports: IdScanExports;
   private readonly recordsAt: number;
+  /** `scan`'s records; `stage`'s other lines, 3 words each, in the same place. */
   private readonly records: Int32Array;
+  /** `stage`'s areas (see ./wasm/id-scan.wat `stage`): the table of their addresses, and views of them. */
+  private readonly tableAt: number;
+  private readonly counts: Uint32Array;
+  private readonly marks: Uint16Array;
+  private readonly checkpoints: Int32Array;
+  private readonly buckets: Uint32Array;
+  private readonly bits: number;
 
-  constructor(api: WasmApi, module: WasmModule) {
+  /** `partitions`: of the StagedIds `stageLines` stages to (a power of two up to MAX_PARTITIONS). */
+  constructor(api: WasmApi, module: WasmModule, readonly partitions = 1) {
+    const bits = Math.log2(partitions);
+    if (!Number.isInteger(bits) || partitions > MAX_PARTITIONS) throw new RangeError(`partitions must be a power of two up to ${MAX_PARTITIONS}`);
+    this.bits = bits;
     const each = READ_BUFFER_BYTES + SLACK_BYTES;
     this.recordsAt = 2 * each;
-    const bytes = this.recordsAt + RECORDS * 16;
+    this.tableAt = this.recordsAt + RECORDS * 16;
+    const countsAt = this.tableAt + 32;
+    const marksAt = countsAt + partitions * 4;
+    const checkpointsAt = marksAt + RECORDS * 2;
+    const bucketsAt = checkpointsAt + CHECKPOINTS_PER_CALL * 4;
+    const bytes = bucketsAt + partitions * RECORDS * 8;
+    // Memory that is never written (most of the buckets of many partitions) is never faulted in.
     this.memory = new api.Memory({ initial: Math.ceil(bytes / WASM_PAGE), maximum: Math.ceil(bytes / WASM_PAGE) });
-    const exports = new api.Instance(module, { env: { memory: this.memory } }).exports as unknown as IdScanExports;
-    this.scan = exports.scan;
-    this.written = exports.records;
+    this.exports = new api.Instance(module, { env: { memory: this.memory } }).exports as unknown as IdScanExports;
     const buffer = this.memory.buffer;
     this.readBuffers = [Buffer.from(buffer, 0, READ_BUFFER_BYTES), Buffer.from(buffer, each, READ_BUFFER_BYTES)];
     this.records = new Int32Array(buffer, this.recordsAt, RECORDS * 4);
+    new Int32Array(buffer, this.tableAt, 6).set([bucketsAt, countsAt, marksAt, this.recordsAt, checkpointsAt, CHECKPOINT_LINES - 1]);
+    this.counts = new Uint32Array(buffer, countsAt, partitions);
+    this.marks = new Uint16Array(buffer, marksAt, RECORDS);
+    this.checkpoints = new Int32Array(buffer, checkpointsAt, CHECKPOINTS_PER_CALL);
+    this.buckets = new Uint32Array(buffer, bucketsAt, partitions * RECORDS * 2);
+  }
+
+  /**
+   * Reads the complete lines `buffer[start..stop)` as `lines` does, but the module stages the
+   * SPAN lines itself into `to.ids` (a call's pairs appended part by part, its marks copied at
+   * once), counted by `to.spans`; every other line goes to `to.other`, after the SPAN lines of
+   * its call (the order of a part's pairs does not matter: ./staged-ids.ts sorts them, and its
+   * runs by line). How many lines, or undefined for a buffer not in this scanner's memory, a
+   * StagedIds of other partitions, or lines it must not take (past its absorbed ranges).
+   */
+  stageLines(buffer: Buffer, start: number, stop: number, firstLine: number, base: number, checkpoints: number[], to: BulkStaging): number | undefined {
+    if (buffer.buffer !== this.memory.buffer || !to.ids.takesMarksFrom(firstLine, this.partitions)) return undefined;
+    const shift = buffer.byteOffset;
+    const { counts, marks, records, buckets } = this;
+    const end = shift + stop;
+    let at = shift + start;
+    let line = firstLine;
+    while (at < end) {
+      at = this.exports.stage(at, end, line, this.bits, RECORDS, this.tableAt);
+      const spans = this.exports.spans.value;
+      const others = this.exports.others.value;
+      const lines = spans + others;
+      for (let k = 0, met = this.exports.checkpoints.value; k < met; k++) checkpoints.push(base + this.checkpoints[k]! - shift);
+      to.ids.setMarks(line, marks.subarray(0, lines));
+      for (let p = 0; p < this.partitions; p++) {
+        const pairs = counts[p]!;
+        if (pairs > 0) to.ids.appendPairs(p, buckets.subarray(p * RECORDS * 2, p * RECORDS * 2 + pairs * 2));
+      }
+      if (spans > 0) to.spans(spans);
+      for (let i = 0, last = others * 3; i < last; i += 3) {
+        const lineStart = records[i + 1]! - shift;
+        to.other(buffer, records[i]!, lineStart, records[i + 2]! - shift, base + lineStart);
+      }
+      line += lines;
+    }
+    return line - firstLine;
   }
 
   /**
@@ -102,8 +174,8 @@ export class BulkScanner {
     let at = shift + start;
     let line = firstLine;
     while (at < end) {
-      at = this.scan(at, end, line, this.recordsAt, this.recordsAt + RECORDS * 16);
-      const count = this.written.value;
+      at = this.exports.scan(at, end, line, this.recordsAt, this.recordsAt + RECORDS * 16);
+      const count = this.exports.records.value;
       for (let i = 0, last = count * 4; i < last; i += 4) {
         const signed = records[i]!;
         const lineNumber = signed > 0 ? signed : -signed;
@@ -118,13 +190,13 @@ export class BulkScanner {
   }
 }
 
-/** A scanner with memory of its own, or undefined where the module cannot run (module rules). */
-export function createBulkScanner(): BulkScanner | undefined {
+/** A scanner with memory of its own (for a StagedIds of `partitions`), or undefined where the module cannot run (module rules). */
+export function createBulkScanner(partitions = 1): BulkScanner | undefined {
   const api = wasmApi();
   const module = api && idScanModule(api);
   if (!api || !module) return undefined;
   try {
-    return new BulkScanner(api, module);
+    return new BulkScanner(api, module, partitions);
   } catch {
     return undefined;
   }

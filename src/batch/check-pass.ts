@@ -22,7 +22,7 @@ import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
 import { IdSpanReader, spanIdAt } from "./line-id.js";
 import { LineReader, type LineSegment, type LineVisitor } from "./lines.js";
-import { createBulkScanner, type BulkSink } from "./bulk-scan.js";
+import { createBulkScanner, type BulkSink, type BulkStaging } from "./bulk-scan.js";
 import { MAX_REPORTED, stageIdOnly, type IdScanResult } from "./id-scan.js";
 import { ID_RANGE_BYTES, idRanges, startRangeScan, type RangeScan } from "./range-scan.js";
 import { badLineKey, idReader, inShard, repeatedId, type BatchSource } from "./runner.js";
@@ -87,7 +87,7 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
 
 async function checkWithRanges(source: BatchSource, size: number, fullBytes: number, fullLines: number, partitions: number, scans: RangeScan[], signal?: AbortSignal): Promise<CheckReport> {
   const mainEnd = scans[0]?.range.start ?? size;
-  const bulk = createBulkScanner();
+  const bulk = createBulkScanner(partitions);
   const reader = await LineReader.open(source.file, { start: 0, end: mainEnd }, bulk ? { buffers: bulk.readBuffers } : {});
   const segments: LineSegment[] = [{ firstLine: 1, checkpoints: reader.checkpoints }];
   const idAt = idReader(source.file, segments);
@@ -174,10 +174,19 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
       },
       other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
     };
+    // Without the ids as strings, the module stages the lines itself.
+    const staging: BulkStaging = {
+      ids: index,
+      spans: (count) => {
+        report.lines += count;
+        report.total += count;
+      },
+      other: sink.other,
+    };
     visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) => {
       if (base + start <= fullBytes && firstLine <= fullLines) return undefined;
       report.idsOnlyFrom ??= firstLine;
-      return bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
+      return (needsIds ? undefined : bulk.stageLines(buffer, start, stop, firstLine, base, checkpoints, staging)) ?? bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
     };
   }
   try {

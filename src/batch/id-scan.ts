@@ -17,7 +17,7 @@ import { idOfText, InputLineError, parseItem } from "./input.js";
 import { hashId, hashIdBytes, hashLineNumber } from "./id-index.js";
 import { BLANK, IdSpanReader, LINE_NUMBER, SPAN, spanIdAt } from "./line-id.js";
 import { LineReader, type ByteRange, type LineVisitor } from "./lines.js";
-import { createBulkScanner, type BulkSink } from "./bulk-scan.js";
+import { createBulkScanner, type BulkSink, type BulkStaging } from "./bulk-scan.js";
 import { shardOf, type Shard } from "./shard.js";
 import { StagedIds, type StagedRange } from "./staged-ids.js";
 
@@ -98,7 +98,7 @@ export interface IdScanResult {
 /** Scans one range (see module rules). */
 export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult> {
   const { shard } = request;
-  const bulk = createBulkScanner();
+  const bulk = createBulkScanner(request.partitions);
   const reader = await LineReader.open(request.file, request.range, bulk ? { buffers: bulk.readBuffers } : {});
   const index = new StagedIds(() => undefined, request.partitions);
   const spans = new IdSpanReader();
@@ -144,7 +144,17 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
       },
       other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
     };
-    visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) => bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
+    // Unsharded, the module stages the lines itself.
+    const staging: BulkStaging = {
+      ids: index,
+      spans: (count) => {
+        result.good += count;
+        result.total += count;
+      },
+      other: sink.other,
+    };
+    visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) =>
+      (sharded ? undefined : bulk.stageLines(buffer, start, stop, firstLine, base, checkpoints, staging)) ?? bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
   }
   try {
     const size = request.range.end - request.range.start;

@@ -18,8 +18,8 @@ import { cutAfterNewline, type ByteRange } from "./lines.js";
 /** The input past `fullCheckBytes` is shared out between this thread and ID_RANGES worker threads when each share has at least this many bytes. */
 export const ID_RANGE_BYTES = 64 * 1024 * 1024;
 const ID_RANGES = 1;
-/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan, while the worker starts before the spec loads (0.4 and 0.3 measured on 1 GB inputs, docs/performance.md). */
-const OWN_SHARE = 0.3;
+/** This thread's share of the bytes past `fullCheckBytes` when split: less than an even share, as it parses the first lines whole and sorts its ids after its scan, while the worker starts before the spec loads (0.3, 0.4 and 0.5 measured on 1 GB of ~100 B lines once the module stages the ids itself: 0.4 was fastest, docs/performance.md). */
+const OWN_SHARE = 0.4;
 
 /**
  * The ranges scanned beside this thread: the input past `fullBytes` is shared out between this

@@ -11,9 +11,10 @@
  *   64-bit value (half << 32 | line) in a queue, and `marks[line]` keeps the first half's low 16
  *   bits. Two lines are read again only when all of these meet (~52 bits of the hash: with 32
  *   bits alone, 10 million ids gave ~700 pairs to read again).
- * - `stage` appends; every line is staged once, in increasing line order. `resolve` sorts each
- *   part (so equal halves sit together, the lowest line first) and decides: the first line of an
- *   id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
+ * - `stage` appends; every line is staged once (`appendPairs` and `setMarks` stage many at once,
+ *   ./bulk-scan.ts), in about line order: `resolve` sorts each part (so equal halves sit
+ *   together) and puts each run of lines of one half in line order before it decides: the first
+ *   line of an id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
  *   kept hash meets are read again (`idAt`) and their ids compared, so two ids never count as one.
  * - A range of the input staged elsewhere (a worker thread, ./id-scan.ts) is handed over sorted
  *   (`exportSorted`) and kept as it is, its queues and its marks not copied (`absorb`, its lines
@@ -30,6 +31,7 @@ import { hashId, type IdHash, type IdOwners } from "./id-index.js";
 import { sortPairsByHalf } from "./pair-sort.js";
 
 const MAX_PARTITION_BITS = 8;
+export const MAX_PARTITIONS = 2 ** MAX_PARTITION_BITS;
 /** Input bytes a part is for: few parts, so that staging writes go to few places (a write to one of ~1,000 parts missed the TLB about every time: staging 10 million ids took 2.0 s with 1,024 parts); sorting smaller parts is a little faster. */
 const PART_BYTES = 64 * 1024 * 1024;
 const FIRST_QUEUE = 64;
@@ -137,6 +139,30 @@ export class StagedIds implements IdOwners {
       if (line >= this.marks.length) this.growMarks(line * 2);
       this.marks[line] = a;
     }
+  }
+
+  /**
+   * Whether `setMarks` may take the marks of lines from `firstLine` (lines not yet absorbed from
+   * a range staged elsewhere) and `appendPairs` the pairs of `partitions` parts.
+   */
+  takesMarksFrom(firstLine: number, partitions: number): boolean {
+    return partitions === this.parts.length && firstLine > 0 && this.absorbedFrom === Infinity;
+  }
+
+  /** The marks of lines `firstLine`, `firstLine` + 1, … at once (their pairs go to `appendPairs`); see `takesMarksFrom`. */
+  setMarks(firstLine: number, marks: Uint16Array): void {
+    const last = firstLine + marks.length - 1;
+    if (last >= this.marks.length) this.growMarks(Math.max(last + 1, this.marks.length * 2));
+    this.marks.set(marks, firstLine);
+  }
+
+  /** Appends pairs [line, half] to part `part`'s queue, as `stage` does one by one (their marks set by `setMarks`). */
+  appendPairs(part: number, pairs: Uint32Array): void {
+    const queue = this.parts[part]!;
+    const used = queue.used + pairs.length;
+    if (used > queue.words.length) this.growTo(queue, Math.max(used, queue.words.length * 2));
+    queue.words.set(pairs, queue.used);
+    queue.used = used;
   }
 
   /** The mark of line `line` (see module rules). */

@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createBulkScanner, type BulkSink } from "../../src/batch/bulk-scan.js";
+import { createBulkScanner, type BulkSink, type BulkStaging } from "../../src/batch/bulk-scan.js";
+import { StagedIds } from "../../src/batch/staged-ids.js";
 import { hashIdBytes } from "../../src/batch/id-index.js";
 import { IdSpanReader, SPAN, spanIdAt } from "../../src/batch/line-id.js";
 import { LineReader, READ_BUFFER_BYTES, type LineVisitor } from "../../src/batch/lines.js";
@@ -177,6 +178,81 @@ describe("the WebAssembly id scan", () => {
     expect(bulk.bulkLines).toBeGreaterThan(100_000);
     expect(bulk.seen).toEqual(plain.seen);
     expect(bulk.checkpoints).toEqual(plain.checkpoints);
+  });
+});
+
+/** The pairs of every part of `ids` (each sorted as 64-bit values: the order within a part is free) and its marks of lines 1..`lines`. */
+function stagedOf(ids: StagedIds, lines: number): { parts: bigint[][]; marks: number[] } {
+  const range = ids.exportSorted(lines);
+  return { parts: range.parts.map((words) => [...new BigUint64Array(words.slice().buffer)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))), marks: [...range.marks.subarray(1, lines + 1)] };
+}
+
+describe("the WebAssembly id scan staging the ids itself (stageLines)", () => {
+  /** The same lines staged line by line (`lines` and StagedIds.stage) and by the module (`stageLines`), at `at` of read buffer `which`, lines from `firstLine`. */
+  function bothWays(text: string, at: number, firstLine: number, which: number, partitions: number) {
+    const scanner = createBulkScanner(partitions)!;
+    const buffer = scanner.readBuffers[which]!;
+    const bytes = Buffer.from(text, "latin1");
+    buffer.fill(0x41, Math.max(0, at - 64), Math.min(buffer.length, at + bytes.length + 64));
+    bytes.copy(buffer, at);
+    const lastLine = firstLine + text.split("\n").length - 2;
+    const byLine = new StagedIds(() => undefined, partitions);
+    const othersByLine: string[] = [];
+    const checkpointsByLine: number[] = [];
+    const sink: BulkSink = {
+      span: (_b, line, a, h) => byLine.stage(a, h, line),
+      other: (_b, line, start, end, offset) => void othersByLine.push(`${line}:${start}-${end}@${offset}`),
+    };
+    const linesByLine = scanner.lines(buffer, at, at + bytes.length, firstLine, 1000, checkpointsByLine, sink);
+    const byModule = new StagedIds(() => undefined, partitions);
+    const othersByModule: string[] = [];
+    const checkpointsByModule: number[] = [];
+    let spans = 0;
+    const staging: BulkStaging = {
+      ids: byModule,
+      spans: (count) => void (spans += count),
+      other: (_b, line, start, end, offset) => void othersByModule.push(`${line}:${start}-${end}@${offset}`),
+    };
+    const linesByModule = scanner.stageLines(buffer, at, at + bytes.length, firstLine, 1000, checkpointsByModule, staging);
+    expect(linesByModule).toBe(linesByLine);
+    expect(othersByModule).toEqual(othersByLine);
+    expect(checkpointsByModule).toEqual(checkpointsByLine);
+    expect(spans).toBe(linesByLine! - othersByLine.length);
+    // Marks of the other lines are not compared: stage() leaves them, the module writes 0 (no pair of theirs is staged).
+    const a = stagedOf(byModule, lastLine);
+    const b = stagedOf(byLine, lastLine);
+    expect(a.parts).toEqual(b.parts);
+    const otherLines = new Set(othersByLine.map((o) => Number(o.split(":")[0])));
+    const spanMarks = (marks: number[]) => marks.map((m, i) => (otherLines.has(i + 1) ? -1 : m));
+    expect(spanMarks(a.marks)).toEqual(spanMarks(b.marks));
+    return spans;
+  }
+
+  it("property: any lines, at any place in either read buffer, any partitions, stage what stage() line by line stages", () => {
+    fc.assert(
+      fc.property(fc.array(lineText, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 3000 }), fc.constantFrom(0, 1), fc.constantFrom(1, 2, 16, 256), (texts, at, firstLine, which, partitions) => {
+        bothWays(texts.join("\n") + "\n", at, firstLine, which, partitions);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("stages more lines than one call takes, with their checkpoints, into 16 parts", () => {
+    const text = Array.from({ length: 40_000 }, (_, i) => (i % 7 === 3 ? "plain" : i % 13 === 5 ? `{"id":"k${i % 500}"}` : `{"id":"k${i}","prompt":"p"}`)).join("\n") + "\n";
+    expect(bothWays(text, 0, 1, 0, 16)).toBe(40_000 - Math.ceil((40_000 - 3) / 7));
+  });
+
+  it("leaves a buffer not in its memory, a StagedIds of other partitions and lines past an absorbed range to lines()", () => {
+    const scanner = createBulkScanner(4)!;
+    const text = Buffer.from('{"id":"a"}\n');
+    text.copy(scanner.readBuffers[0]!);
+    const staging = (ids: StagedIds): BulkStaging => ({ ids, spans: () => {}, other: () => {} });
+    expect(scanner.stageLines(Buffer.from(text), 0, 11, 1, 0, [], staging(new StagedIds(() => undefined, 4)))).toBeUndefined();
+    expect(scanner.stageLines(scanner.readBuffers[0]!, 0, 11, 1, 0, [], staging(new StagedIds(() => undefined, 2)))).toBeUndefined();
+    const absorbed = new StagedIds(() => undefined, 4);
+    absorbed.absorb({ parts: [new Uint32Array(0), new Uint32Array(0), new Uint32Array(0), new Uint32Array(0)], marks: new Uint16Array(2) }, 0);
+    expect(scanner.stageLines(scanner.readBuffers[0]!, 0, 11, 1, 0, [], staging(absorbed))).toBeUndefined();
+    expect(scanner.stageLines(scanner.readBuffers[0]!, 0, 11, 1, 0, [], staging(new StagedIds(() => undefined, 4)))).toBe(1);
   });
 });
 
