@@ -226,47 +226,59 @@ export class StagedIds implements IdOwners {
     const run: number[] = [];
     for (let i = 0; i < this.parts.length; i++) {
       const sources = this.sourcesOf(i);
-      if (sources.length === 1) this.resolveSorted(sources[0]!.words, run, repeated);
+      if (sources.length === 1) this.resolveSorted(sources[0]!.words, run, repeated, 0, sources[0]!.offset);
       else if (sources.length === 2) this.resolvePair(sources[0]!, sources[1]!, run, repeated);
       else this.resolveMerged(sources, run, repeated);
     }
   }
 
-  /** The repeats within one sorted queue. */
-  private resolveSorted(words: Uint32Array, run: number[], repeated: (line: number, id: string, owner: number) => void): void {
+  /** The repeats within one sorted queue, from pair `from` on, its lines counted from `offset` + 1. */
+  private resolveSorted(words: Uint32Array, run: number[], repeated: (line: number, id: string, owner: number) => void, from = 0, offset = 0): void {
     const end = words.length;
-    for (let at = 3; at < end; at += 2) {
+    for (let at = from * 2 + 3; at < end; at += 2) {
       if (words[at] !== words[at - 2]) continue;
       // A run of lines whose kept hash meets: compare their ids.
       run.length = 0;
-      run.push(words[at - 3]!);
-      for (; at < end && words[at] === words[at - 2]; at += 2) run.push(words[at - 1]!);
+      run.push(words[at - 3]! + offset);
+      for (; at < end && words[at] === words[at - 2]; at += 2) run.push(words[at - 1]! + offset);
       this.resolveRun(run, repeated);
     }
   }
 
-  /** `resolveMerged` of two queues (this thread's and one absorbed range: the usual split), in one tight merge. */
+  /**
+   * `resolveMerged` of two queues (this thread's and one absorbed range: the usual split), in one
+   * tight merge: a pair whose half neither queue has again is passed over; a half met twice is
+   * a run, read from both queues. The rest of the longer queue is one queue's repeats.
+   */
   private resolvePair(first: Segment, second: Segment, run: number[], repeated: (line: number, id: string, owner: number) => void): void {
     const a = first.words;
     const b = second.words;
+    const aEnd = a.length;
+    const bEnd = b.length;
     let i = 0;
     let j = 0;
-    for (;;) {
-      const inA = i < a.length ? a[i + 1]! : Infinity;
-      const inB = j < b.length ? b[j + 1]! : Infinity;
-      if (inA === Infinity && inB === Infinity) return;
-      const half = Math.min(inA, inB);
-      const onlyOne = inA !== inB && (inA === half ? !(i + 3 < a.length && a[i + 3] === half) : !(j + 3 < b.length && b[j + 3] === half));
-      if (onlyOne) {
-        if (inA === half) i += 2;
-        else j += 2;
-        continue;
+    while (i < aEnd && j < bEnd) {
+      const x = a[i + 1]!;
+      const y = b[j + 1]!;
+      if (x < y) {
+        if (i + 3 >= aEnd || a[i + 3] !== x) {
+          i += 2;
+          continue;
+        }
+      } else if (y < x) {
+        if (j + 3 >= bEnd || b[j + 3] !== y) {
+          j += 2;
+          continue;
+        }
       }
+      const half = x < y ? x : y;
       run.length = 0;
-      for (; i < a.length && a[i + 1] === half; i += 2) run.push(a[i]! + first.offset);
-      for (; j < b.length && b[j + 1] === half; j += 2) run.push(b[j]! + second.offset);
+      for (; i < aEnd && a[i + 1] === half; i += 2) run.push(a[i]! + first.offset);
+      for (; j < bEnd && b[j + 1] === half; j += 2) run.push(b[j]! + second.offset);
       this.resolveRun(run, repeated);
     }
+    if (i < aEnd) this.resolveSorted(a, run, repeated, i / 2, first.offset);
+    if (j < bEnd) this.resolveSorted(b, run, repeated, j / 2, second.offset);
   }
 
   /** The repeats within sorted queues of consecutive ranges: a merge by half (one half's lines come source by source, so in line order). */
