@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startChatServer } from "../support/chat-server.js";
 import { parseNdjson, runCli } from "../support/cli.js";
-import { useBatchProject } from "../support/batch.js";
+import { itemReply, useBatchProject } from "../support/batch.js";
 
 const project = useBatchProject();
 
@@ -35,9 +35,9 @@ async function writeInput(file: string, lines: number, repeats: Map<number, numb
 describe("the check pass of a 170 MiB input (two threads, ids staged by the module)", () => {
   it("finds every repeated id, within and across the threads' parts, in line order, before any request", async () => {
     let requests = 0;
-    project.server = await startChatServer(() => {
+    project.server = await startChatServer((request) => {
       requests++;
-      return { content: "ok" };
+      return itemReply(request);
     });
     const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~88 MiB (line ~900,000 on)
     const repeats = new Map([
