@@ -17,7 +17,8 @@
  * - `createBulkScanner` gives undefined where WebAssembly (with SIMD) cannot run: the lines are
  *   then read one by one, with the same results. The module is compiled once per thread.
  */
-import { CHECKPOINT_LINES, isCheckpointLine, READ_BUFFER_BYTES } from "./lines.js";
+import { CHECKPOINT_LINES, isCheckpointLine, READ_BUFFER_BYTES, type LineVisitor } from "./lines.js";
+import { spanIdAt } from "./line-id.js";
 import { MAX_PARTITIONS, type StagedIds } from "./staged-ids.js";
 import { WASM_BASE64 } from "./wasm/id-scan.generated.js";
 
@@ -188,6 +189,25 @@ export class BulkScanner {
     }
     return line - firstLine;
   }
+}
+
+/**
+ * The `LineVisitor.lines` of a reader of ids only, on `bulk`: the module stages each id it reads
+ * into `ids` itself (`stageLines`) unless `wantIds`; then each is staged here and `counted` gets
+ * it as a string (else `spans` counts the lines staged). Lines the module cannot read go to
+ * `other`, as in `lines`.
+ */
+export function idOnlyLines(bulk: BulkScanner, ids: StagedIds, wantIds: boolean, counted: (id: string) => void, spans: (count: number) => void, other: BulkSink["other"]): NonNullable<LineVisitor["lines"]> {
+  const sink: BulkSink = {
+    span(buffer, line, a, b, start) {
+      ids.stage(a, b, line);
+      counted(wantIds ? spanIdAt(buffer, start) : "");
+    },
+    other,
+  };
+  const staging: BulkStaging = { ids, spans, other };
+  return (buffer, start, stop, firstLine, base, checkpoints) =>
+    (wantIds ? undefined : bulk.stageLines(buffer, start, stop, firstLine, base, checkpoints, staging)) ?? bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
 }
 
 /** A scanner with memory of its own (for a StagedIds of `partitions`), or undefined where the module cannot run (module rules). */

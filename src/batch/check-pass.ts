@@ -20,9 +20,9 @@
 import { InputLineError, parseItem } from "./input.js";
 import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
 import { partitionsFor, StagedIds } from "./staged-ids.js";
-import { IdSpanReader, spanIdAt } from "./line-id.js";
+import { IdSpanReader } from "./line-id.js";
 import { LineReader, type LineSegment, type LineVisitor } from "./lines.js";
-import { createBulkScanner, type BulkSink, type BulkStaging } from "./bulk-scan.js";
+import { createBulkScanner, idOnlyLines } from "./bulk-scan.js";
 import { MAX_REPORTED, stageIdOnly, type IdScanResult } from "./id-scan.js";
 import { ID_RANGE_BYTES, idRanges, startRangeScan, type RangeScan } from "./range-scan.js";
 import { badLineKey, idReader, inShard, repeatedId, type BatchSource } from "./runner.js";
@@ -167,26 +167,21 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
   };
   if (bulk) {
     // Chunks wholly past `fullBytes` or `fullLines`: the lines whose id the module reads (./bulk-scan.ts) are staged as stageIdOnly stages them.
-    const sink: BulkSink = {
-      span(buffer, line, a, b, start) {
-        index.stage(a, b, line);
-        countedIdOnly(needsIds ? spanIdAt(buffer, start) : "");
-      },
-      other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
-    };
-    // Without the ids as strings, the module stages the lines itself.
-    const staging: BulkStaging = {
-      ids: index,
-      spans: (count) => {
+    const idOnly = idOnlyLines(
+      bulk,
+      index,
+      needsIds,
+      countedIdOnly,
+      (count) => {
         report.lines += count;
         report.total += count;
       },
-      other: sink.other,
-    };
+      (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
+    );
     visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) => {
       if (base + start <= fullBytes && firstLine <= fullLines) return undefined;
       report.idsOnlyFrom ??= firstLine;
-      return (needsIds ? undefined : bulk.stageLines(buffer, start, stop, firstLine, base, checkpoints, staging)) ?? bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
+      return idOnly(buffer, start, stop, firstLine, base, checkpoints);
     };
   }
   try {

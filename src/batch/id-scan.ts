@@ -15,9 +15,9 @@
  */
 import { idOfText, InputLineError, parseItem } from "./input.js";
 import { hashId, hashIdBytes, hashLineNumber } from "./id-index.js";
-import { BLANK, IdSpanReader, LINE_NUMBER, SPAN, spanIdAt } from "./line-id.js";
+import { BLANK, IdSpanReader, LINE_NUMBER, SPAN } from "./line-id.js";
 import { LineReader, type ByteRange, type LineVisitor } from "./lines.js";
-import { createBulkScanner, type BulkSink, type BulkStaging } from "./bulk-scan.js";
+import { createBulkScanner, idOnlyLines } from "./bulk-scan.js";
 import { shardOf, type Shard } from "./shard.js";
 import { StagedIds, type StagedRange } from "./staged-ids.js";
 
@@ -136,25 +136,18 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
     },
   };
   if (bulk) {
-    // The lines whose id the module reads (./bulk-scan.ts), staged as stageIdOnly stages them.
-    const sink: BulkSink = {
-      span(buffer, line, a, b, start) {
-        index.stage(a, b, line);
-        counted(sharded ? spanIdAt(buffer, start) : "");
-      },
-      other: (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
-    };
-    // Unsharded, the module stages the lines itself.
-    const staging: BulkStaging = {
-      ids: index,
-      spans: (count) => {
+    // The lines whose id the module reads (./bulk-scan.ts), staged as stageIdOnly stages them (by the module itself when unsharded).
+    visitor.lines = idOnlyLines(
+      bulk,
+      index,
+      sharded,
+      counted,
+      (count) => {
         result.good += count;
         result.total += count;
       },
-      other: sink.other,
-    };
-    visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) =>
-      (sharded ? undefined : bulk.stageLines(buffer, start, stop, firstLine, base, checkpoints, staging)) ?? bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
+      (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
+    );
   }
   try {
     const size = request.range.end - request.range.start;
