@@ -17,7 +17,7 @@
  * sets ITEMS when the flag is not given.
  */
 import { spawn } from "node:child_process";
-import { closeSync, createWriteStream, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, createWriteStream, fsyncSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { runOnce, cleanEnv, freshPageCostUs, procMemory } from "./lib/measure.mjs";
@@ -178,6 +178,13 @@ async function writeBigInput(ctx, bytes, prompt) {
   }
   stream.end();
   await once(stream, "finish");
+  // Written back before it is measured: otherwise the kernel's write-back of 1 GB runs beside the check.
+  const fd = openSync(file, "r+");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   return { file, bytes: written, lines };
 }
 
