@@ -10,10 +10,12 @@
  *   records the module writes. It reads lines in those buffers only: `lines` gives undefined
  *   for any other buffer (a long line joined in a buffer of its own), and the reader then gives
  *   the lines one by one.
- * - For each line, in line order: `sink.span(buffer, line, a, b, start)` when its id was read
- *   from its bytes (`a`, `b`: ./id-index.ts hashIdBytes of the id; ./line-id.ts spanIdAt gives
- *   the id), else `sink.other(buffer, line, start, end, offset)`, to be read as
- *   LineVisitor.line reads it. It pushes the checkpoints of the lines it reads.
+ * - `lines`, for each line, in line order: `sink.span(buffer, line, a, b, start)` when its id
+ *   was read from its bytes (`a`, `b`: ./id-index.ts hashIdBytes of the id; ./line-id.ts
+ *   spanIdAt gives the id), else `sink.other(buffer, line, start, end, offset)`, to be read as
+ *   LineVisitor.line reads it. `stageLines` stages the first kind itself, 16,384 lines at a
+ *   time, and hands over the others in line order after the staged lines of their call. Both
+ *   push the checkpoints of the lines they read, in line order.
  * - `createBulkScanner` gives undefined where WebAssembly (with SIMD) cannot run: the lines are
  *   then read one by one, with the same results. The module is compiled once per thread.
  */

@@ -12,8 +12,8 @@ const DIGITS = [
 const RADIX = 2048;
 
 /**
- * Sorts the pairs [line, half] of `words` by half, keeping the order of pairs of one half (staged
- * in line order, so they stay so: the same order as sorting the 64-bit values): a radix sort, three
+ * Sorts the pairs [line, half] of `words` by half, keeping the order of pairs of one half (a
+ * stable sort: for pairs staged in line order, the order of their 64-bit values): a radix sort, three
  * passes through `scratch` (at least as long as `words`), ending in `words`.
  */
 export function sortPairsByHalf(words: Uint32Array, scratch: Uint32Array): void {

@@ -73,4 +73,18 @@ describe("StagedIds split into ranges", () => {
       { numRuns: 400 },
     );
   });
+
+  it("property: the same with parts long enough for the radix sort (over 256 pairs a part)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[a-z]{1,3}$/), { minLength: 600, maxLength: 1200 }), fc.double({ min: 0.05, max: 0.95, noNaN: true }), fc.constantFrom(1, 2), (list, cut, partitions) => {
+        const split = resolved(list, [Math.floor(list.length * cut)], partitions);
+        expect(split).toEqual(resolved(list, [], partitions));
+        const first = new Map<string, number>();
+        list.forEach((id, k) => void (first.has(id) || first.set(id, k + 1)));
+        expect(split.owners).toEqual(list.map((id) => first.get(id)));
+        expect(split.repeats.length).toBe(list.length - first.size);
+      }),
+      { numRuns: 40 },
+    );
+  });
 });

@@ -252,7 +252,11 @@ describe("hangs the watchdog covers", () => {
     let stdout = 0;
     const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])));
     const killer = setTimeout(() => child.kill("SIGKILL"), 25_000);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The run has ended once its answer starts to arrive (held in the paused stream's buffer): a
+    // fixed wait sent the first signal before the end on a loaded machine, which aborts the run.
+    const deadline = Date.now() + 20_000;
+    while (child.stdout.readableLength === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(child.stdout.readableLength).toBeGreaterThan(0);
     child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 500));
     await new Promise<void>((resolve) => {
