@@ -29,6 +29,7 @@
  */
 import { hashId, type IdHash, type IdOwners } from "./id-index.js";
 import { sortPairsByHalf } from "./pair-sort.js";
+import { forEachRun, type Segment } from "./sorted-runs.js";
 
 const MAX_PARTITION_BITS = 8;
 export const MAX_PARTITIONS = 2 ** MAX_PARTITION_BITS;
@@ -54,11 +55,6 @@ interface Part {
   sortedAt: number;
 }
 
-/** A part's sorted pairs staged elsewhere (another range of the input, ./id-scan.ts), its lines counted from `offset` + 1. */
-interface Segment {
-  words: Uint32Array;
-  offset: number;
-}
 
 /** What `exportSorted` gives and `absorb` takes: each part's sorted pairs and the marks, of lines numbered from 1. */
 export interface StagedRange {
@@ -223,98 +219,8 @@ export class StagedIds implements IdOwners {
   /** Sorts every part and finds the repeats: `repeated(line, id, owner)` for each line whose id an earlier line owns. */
   resolve(repeated: (line: number, id: string, owner: number) => void): void {
     this.sortParts();
-    const run: number[] = [];
-    for (let i = 0; i < this.parts.length; i++) {
-      const sources = this.sourcesOf(i);
-      if (sources.length === 1) this.resolveSorted(sources[0]!.words, run, repeated, 0, sources[0]!.offset);
-      else if (sources.length === 2) this.resolvePair(sources[0]!, sources[1]!, run, repeated);
-      else this.resolveMerged(sources, run, repeated);
-    }
-  }
-
-  /** The repeats within one sorted queue, from pair `from` on, its lines counted from `offset` + 1. */
-  private resolveSorted(words: Uint32Array, run: number[], repeated: (line: number, id: string, owner: number) => void, from = 0, offset = 0): void {
-    const end = words.length;
-    for (let at = from * 2 + 3; at < end; at += 2) {
-      if (words[at] !== words[at - 2]) continue;
-      // A run of lines whose kept hash meets: compare their ids.
-      run.length = 0;
-      run.push(words[at - 3]! + offset);
-      for (; at < end && words[at] === words[at - 2]; at += 2) run.push(words[at - 1]! + offset);
-      this.resolveRun(run, repeated);
-    }
-  }
-
-  /**
-   * `resolveMerged` of two queues (this thread's and one absorbed range: the usual split), in one
-   * tight merge: a pair whose half neither queue has again is passed over; a half met twice is
-   * a run, read from both queues. The rest of the longer queue is one queue's repeats.
-   */
-  private resolvePair(first: Segment, second: Segment, run: number[], repeated: (line: number, id: string, owner: number) => void): void {
-    const a = first.words;
-    const b = second.words;
-    const aEnd = a.length;
-    const bEnd = b.length;
-    let i = 0;
-    let j = 0;
-    while (i < aEnd && j < bEnd) {
-      const x = a[i + 1]!;
-      const y = b[j + 1]!;
-      if (x < y) {
-        if (i + 3 >= aEnd || a[i + 3] !== x) {
-          i += 2;
-          continue;
-        }
-      } else if (y < x) {
-        if (j + 3 >= bEnd || b[j + 3] !== y) {
-          j += 2;
-          continue;
-        }
-      }
-      const half = x < y ? x : y;
-      run.length = 0;
-      for (; i < aEnd && a[i + 1] === half; i += 2) run.push(a[i]! + first.offset);
-      for (; j < bEnd && b[j + 1] === half; j += 2) run.push(b[j]! + second.offset);
-      this.resolveRun(run, repeated);
-    }
-    if (i < aEnd) this.resolveSorted(a, run, repeated, i / 2, first.offset);
-    if (j < bEnd) this.resolveSorted(b, run, repeated, j / 2, second.offset);
-  }
-
-  /** The repeats within sorted queues of consecutive ranges: a merge by half (one half's lines come source by source, so in line order). */
-  private resolveMerged(sources: Segment[], run: number[], repeated: (line: number, id: string, owner: number) => void): void {
-    const words = sources.map((source) => source.words);
-    const offsets = sources.map((source) => source.offset);
-    const heads = sources.map(() => 0);
-    const k = sources.length;
-    for (;;) {
-      let best = -1;
-      let half = 0;
-      for (let s = 0; s < k; s++) {
-        const at = heads[s]!;
-        if (at < words[s]!.length && (best < 0 || words[s]![at + 1]! < half)) {
-          best = s;
-          half = words[s]![at + 1]!;
-        }
-      }
-      if (best < 0) return;
-      const own = words[best]!;
-      const head = heads[best]!;
-      let single = !(head + 3 < own.length && own[head + 3] === half);
-      for (let s = 0; single && s < k; s++) if (s !== best && heads[s]! < words[s]!.length && words[s]![heads[s]! + 1] === half) single = false;
-      if (single) {
-        heads[best] = head + 2;
-        continue;
-      }
-      run.length = 0;
-      for (let s = 0; s < k; s++) {
-        const list = words[s]!;
-        let at = heads[s]!;
-        for (; at < list.length && list[at + 1] === half; at += 2) run.push(list[at]! + offsets[s]!);
-        heads[s] = at;
-      }
-      this.resolveRun(run, repeated);
-    }
+    const onRun = (run: number[]) => this.resolveRun(run, repeated);
+    for (let i = 0; i < this.parts.length; i++) forEachRun(this.sourcesOf(i), onRun);
   }
 
   /**

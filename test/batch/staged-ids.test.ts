@@ -1,7 +1,7 @@
 /**
  * StagedIds (src/batch/staged-ids.ts) split as the check pass splits it: the repeats and owners
  * of lines staged in one queue must be those of the same lines staged in two ranges, the later
- * one sorted elsewhere and absorbed (the merge of `resolvePair`), or in three (`resolveMerged`),
+ * one sorted elsewhere and absorbed (the merge of src/batch/sorted-runs.ts `runsInPair`), or in three (`runsInMerge`),
  * for any ids, with hashes weak enough that kept halves and marks meet often.
  */
 import fc from "fast-check";
