@@ -35,7 +35,7 @@ export interface BulkStaging {
   ids: StagedIds;
   /** `count` more lines were staged from their bytes (their ids are not handed over). */
   spans(count: number): void;
-  other(buffer: Buffer, line: number, start: number, end: number, offset: number): void;
+  other: BulkSink["other"];
 }
 
 interface IdScanExports {
@@ -195,19 +195,19 @@ export class BulkScanner {
 
 /**
  * The `LineVisitor.lines` of a reader of ids only, on `bulk`: the module stages each id it reads
- * into `ids` itself (`stageLines`) unless `wantIds`; then each is staged here and `counted` gets
- * it as a string (else `spans` counts the lines staged). Lines the module cannot read go to
- * `other`, as in `lines`.
+ * into `ids` itself (`stageLines`) unless `wantIds`; then each is staged here. `counted(id,
+ * lines)` counts them: one at a time with the id as a string when `wantIds`, else "" for a
+ * call's `lines` lines at once. Lines the module cannot read go to `other`, as in `lines`.
  */
-export function idOnlyLines(bulk: BulkScanner, ids: StagedIds, wantIds: boolean, counted: (id: string) => void, spans: (count: number) => void, other: BulkSink["other"]): NonNullable<LineVisitor["lines"]> {
+export function idOnlyLines(bulk: BulkScanner, ids: StagedIds, wantIds: boolean, counted: (id: string, lines: number) => void, other: BulkSink["other"]): NonNullable<LineVisitor["lines"]> {
   const sink: BulkSink = {
     span(buffer, line, a, b, start) {
       ids.stage(a, b, line);
-      counted(wantIds ? spanIdAt(buffer, start) : "");
+      counted(wantIds ? spanIdAt(buffer, start) : "", 1);
     },
     other,
   };
-  const staging: BulkStaging = { ids, spans, other };
+  const staging: BulkStaging = { ids, spans: (count) => counted("", count), other };
   return (buffer, start, stop, firstLine, base, checkpoints) =>
     (wantIds ? undefined : bulk.stageLines(buffer, start, stop, firstLine, base, checkpoints, staging)) ?? bulk.lines(buffer, start, stop, firstLine, base, checkpoints, sink);
 }

@@ -112,12 +112,12 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
     if (problems.length < MAX_REPORTED) problems.push({ line: error.line, message: error.message });
     count(key);
   };
-  /** A good line read for its id only (the id as a string only when `needsIds`, "" otherwise). */
-  const countedIdOnly = (id: string) => {
+  /** `by` good lines read for their ids only (the id as a string only when `needsIds`, "" otherwise). */
+  const countedIdOnly = (id: string, by = 1) => {
     if (!needsIds) {
-      report.lines++;
-      report.total++;
-    } else count(id);
+      report.lines += by;
+      report.total += by;
+    } else count(id, by);
   };
   const spans = new IdSpanReader();
   const hashed = new Int32Array(2);
@@ -167,17 +167,7 @@ async function checkWithRanges(source: BatchSource, size: number, fullBytes: num
   };
   if (bulk) {
     // Chunks wholly past `fullBytes` or `fullLines`: the lines whose id the module reads (./bulk-scan.ts) are staged as stageIdOnly stages them.
-    const idOnly = idOnlyLines(
-      bulk,
-      index,
-      needsIds,
-      countedIdOnly,
-      (count) => {
-        report.lines += count;
-        report.total += count;
-      },
-      (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
-    );
+    const idOnly = idOnlyLines(bulk, index, needsIds, countedIdOnly, (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset));
     visitor.lines = (buffer, start, stop, firstLine, base, checkpoints) => {
       if (base + start <= fullBytes && firstLine <= fullLines) return undefined;
       report.idsOnlyFrom ??= firstLine;

@@ -112,9 +112,9 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
     if (result.problems.length < MAX_REPORTED) result.problems.push({ line: error.line, reason: error.reason, ...(error.id !== undefined ? { id: error.id } : {}) });
   };
   /** A good line read for its id (the id as a string only when sharded, "" otherwise). */
-  const counted = (id: string) => {
-    result.good++;
-    if (!sharded || shardOf(id, shard.count) === shard.index) result.total++;
+  const counted = (id: string, by = 1) => {
+    result.good += by;
+    if (!sharded || shardOf(id, shard.count) === shard.index) result.total += by;
   };
   const visitor: LineVisitor = {
     line(buffer: Buffer, start: number, end: number, line: number, offset: number) {
@@ -137,17 +137,7 @@ export async function scanIdRange(request: IdScanRequest): Promise<IdScanResult>
   };
   if (bulk) {
     // The lines whose id the module reads (./bulk-scan.ts), staged as stageIdOnly stages them (by the module itself when unsharded).
-    visitor.lines = idOnlyLines(
-      bulk,
-      index,
-      sharded,
-      counted,
-      (count) => {
-        result.good += count;
-        result.total += count;
-      },
-      (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset),
-    );
+    visitor.lines = idOnlyLines(bulk, index, sharded, counted, (buffer, line, start, end, offset) => visitor.line(buffer, start, end, line, offset));
   }
   try {
     const size = request.range.end - request.range.start;

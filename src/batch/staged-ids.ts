@@ -14,8 +14,9 @@
  * - `stage` appends; every line is staged once (`appendPairs` and `setMarks` stage many at once,
  *   ./bulk-scan.ts), in about line order: `resolve` sorts each part (so equal halves sit
  *   together) and puts each run of lines of one half in line order before it decides: the first
- *   line of an id owns it, a later line with the same id is a repeat. Ids are compared exactly: lines whose
- *   kept hash meets are read again (`idAt`) and their ids compared, so two ids never count as one.
+ *   line of an id owns it, a later line with the same id is a repeat. Ids are compared exactly:
+ *   lines whose kept hash meets are read again (`idAt`) and their ids compared, so two ids never
+ *   count as one.
  * - A range of the input staged elsewhere (a worker thread, ./id-scan.ts) is handed over sorted
  *   (`exportSorted`) and kept as it is, its queues and its marks not copied (`absorb`, its lines
  *   offset by the lines before it; ranges come in line order, after the lines staged here, and
@@ -54,7 +55,6 @@ interface Part {
   /** `used` when the queue was last sorted (staging more unsorts it). */
   sortedAt: number;
 }
-
 
 /** What `exportSorted` gives and `absorb` takes: each part's sorted pairs and the marks, of lines numbered from 1. */
 export interface StagedRange {
