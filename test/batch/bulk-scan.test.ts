@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createBulkScanner, type BulkSink, type BulkStaging } from "../../src/batch/bulk-scan.js";
+import { createBulkScanner, type BulkScanner, type BulkSink, type BulkStaging } from "../../src/batch/bulk-scan.js";
 import { StagedIds } from "../../src/batch/staged-ids.js";
 import { hashIdBytes } from "../../src/batch/id-index.js";
 import { IdSpanReader, SPAN, spanIdAt } from "../../src/batch/line-id.js";
@@ -41,15 +41,21 @@ function byJavaScript(buffer: Buffer, start: number, stop: number, firstLine: nu
   return seen;
 }
 
+/** `text` copied to `at` of read buffer `which` of `scanner`, with junk around it. */
+function placed(scanner: BulkScanner, text: string, at: number, which: number): { buffer: Buffer; bytes: Buffer } {
+  const buffer = scanner.readBuffers[which]!;
+  const bytes = Buffer.from(text, "latin1");
+  buffer.fill(0x41, Math.max(0, at - 64), Math.min(buffer.length, at + bytes.length + 64));
+  bytes.copy(buffer, at);
+  return { buffer, bytes };
+}
+
 /** What the scanner gives for the same lines, placed at `at` of one of its read buffers (after junk). */
 const shared = createBulkScanner();
 function byScanner(text: string, at: number, firstLine: number, which = 0): { seen: Seen[]; lines: number | undefined; checkpoints: number[] } {
   if (!shared) throw new Error("no WebAssembly here");
   const scanner = shared;
-  const buffer = scanner.readBuffers[which]!;
-  const bytes = Buffer.from(text, "latin1");
-  buffer.fill(0x41, Math.max(0, at - 64), Math.min(buffer.length, at + bytes.length + 64));
-  bytes.copy(buffer, at);
+  const { buffer, bytes } = placed(scanner, text, at, which);
   const seen: Seen[] = [];
   const sink: BulkSink = {
     span: (b, line, a, h, start) => void seen.push(["span", line, a, h, spanIdAt(b, start)]),
@@ -191,10 +197,7 @@ describe("the WebAssembly id scan staging the ids itself (stageLines)", () => {
   /** The same lines staged line by line (`lines` and StagedIds.stage) and by the module (`stageLines`), at `at` of read buffer `which`, lines from `firstLine`. */
   function bothWays(text: string, at: number, firstLine: number, which: number, partitions: number) {
     const scanner = createBulkScanner(partitions)!;
-    const buffer = scanner.readBuffers[which]!;
-    const bytes = Buffer.from(text, "latin1");
-    buffer.fill(0x41, Math.max(0, at - 64), Math.min(buffer.length, at + bytes.length + 64));
-    bytes.copy(buffer, at);
+    const { buffer, bytes } = placed(scanner, text, at, which);
     const lastLine = firstLine + text.split("\n").length - 2;
     const byLine = new StagedIds(() => undefined, partitions);
     const othersByLine: string[] = [];
