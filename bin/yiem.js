@@ -28,6 +28,8 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // The command word (`tools` in `yiem -c spec.yaml tools list`) names the command whose code
   // cache entries the bundles use (src/code-cache.ts).
   start.useCodeCacheOf(start.commandWordOf(args));
+  // `yiem batch INPUT`: the check pass's worker starts now, while the CLI loads (src/cli/early-scan.ts).
+  start.startEarlyRangeScans(args);
   let io;
   new Promise((loaded) => loaded(start.loadYiem()))
     .then(({ main, processIo }) => main(args, (io = processIo())))

@@ -68,7 +68,7 @@ export const VENDOR = {
 const vendorOf = Object.fromEntries(Object.entries(VENDOR).flatMap(([name, pkgs]) => pkgs.map((p) => [p, name])));
 
 /** yiem modules that live in start.cjs only (the loader and what it imports); yiem.cjs requires them from there. */
-export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts", "src/name-hash.ts", "src/project-folder.ts", "src/channels/process-streams.ts", "src/checksum.ts", "src/cache-prune.ts", "src/random-id.ts", "src/cli/command-word.ts"];
+export const SHARED = ["src/cache-dir.ts", "src/regular-file.ts", "src/package-info.ts", "src/atomic-write.ts", "src/dynamic-import.ts", "src/code-cache.ts", "src/name-hash.ts", "src/project-folder.ts", "src/channels/process-streams.ts", "src/checksum.ts", "src/cache-prune.ts", "src/random-id.ts", "src/cli/command-word.ts", "src/cli/early-scan.ts", "src/batch/range-plan.ts", "src/batch/range-worker.ts", "src/batch/line-limit.ts"];
 
 /** Packages loaded with `requireCjs` at run time that stay in node_modules (named so esbuild never inlines them). */
 const EXTERNAL = ["sucrase", "sucrase/*"];

@@ -21,7 +21,8 @@
  */
 import { CHECKPOINT_LINES, isCheckpointLine, READ_BUFFER_BYTES, type LineVisitor } from "./lines.js";
 import { spanIdAt } from "./line-id.js";
-import { MAX_PARTITIONS, type StagedIds } from "./staged-ids.js";
+import { MAX_PARTITIONS } from "./range-plan.js";
+import type { StagedIds } from "./staged-ids.js";
 import { WASM_BASE64 } from "./wasm/id-scan.generated.js";
 
 /** What the scan of a chunk's lines hands over, line by line (module rules). */

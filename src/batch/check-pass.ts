@@ -19,20 +19,19 @@
  */
 import { InputLineError, parseItem } from "./input.js";
 import { hashId, hashLineNumber, IdIndex, type IdOwners } from "./id-index.js";
-import { partitionsFor, StagedIds } from "./staged-ids.js";
+import { StagedIds } from "./staged-ids.js";
 import { IdSpanReader } from "./line-id.js";
 import { LineReader, type LineSegment, type LineVisitor } from "./lines.js";
 import { createBulkScanner, idOnlyLines } from "./bulk-scan.js";
 import { MAX_REPORTED, stageIdOnly, type IdScanResult } from "./id-scan.js";
-import { ID_RANGE_BYTES, idRanges, startRangeScan, type RangeScan } from "./range-scan.js";
+import { FULL_CHECK_BYTES, ID_RANGE_BYTES, idRanges, partitionsFor, rangeRequests } from "./range-plan.js";
+import { startRangeScan, type RangeScan } from "./range-scan.js";
 import { badLineKey, idReader, inShard, repeatedId, type BatchSource } from "./runner.js";
 import type { BatchItem } from "./types.js";
 import type { Shard } from "./shard.js";
 import { stat } from "node:fs/promises";
-import { statSync } from "node:fs";
 
-/** The bytes at the start of an input whose lines the check pass parses whole (see module rules). */
-export const FULL_CHECK_BYTES = 32 * 1024 * 1024;
+export { FULL_CHECK_BYTES };
 /**
  * ... and at most this many lines: parsing and preparing a line whole costs about the same
  * whatever its length (~2.5 µs for a 100-byte line on the 2-core machine, docs/performance.md),
@@ -58,13 +57,7 @@ export interface CheckReport {
 
 /** The range scans of the check pass of `file` with the default `fullCheckBytes` and without a ledger, started now (see BatchSource.rangeScans); none when the file cannot be read. */
 export function startIdRangeScans(file: string, shard?: Shard): RangeScan[] {
-  try {
-    const size = statSync(file).size;
-    const partitions = partitionsFor(size);
-    return idRanges(file, FULL_CHECK_BYTES, size, ID_RANGE_BYTES).map((range) => startRangeScan({ file, range, partitions, ...(shard ? { shard } : {}) }));
-  } catch {
-    return [];
-  }
+  return rangeRequests(file, shard).map(startRangeScan);
 }
 
 /** The check pass (see module rules); `signal` ends it early (the report then counts what was read). */
@@ -75,7 +68,7 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
   // With a ledger the counts need every id as a string: scanned here alone.
   const ranges = source.done.size === 0 ? idRanges(source.file, fullBytes, size, source.idRangeBytes ?? ID_RANGE_BYTES) : [];
   const early = source.rangeScans ?? [];
-  const fits = early.length === ranges.length && early.every((scan, k) => scan.partitions === partitions && scan.range.start === ranges[k]!.start && scan.range.end === ranges[k]!.end);
+  const fits = early.length === ranges.length && early.every((scan, k) => scan.file === source.file && sameShard(scan.shard, source.shard) && scan.partitions === partitions && scan.range.start === ranges[k]!.start && scan.range.end === ranges[k]!.end);
   if (!fits) for (const scan of early) scan.cancel();
   const scans: RangeScan[] = fits ? early : ranges.map((range) => startRangeScan({ file: source.file, range, partitions, ...(source.shard ? { shard: source.shard } : {}) }));
   try {
@@ -83,6 +76,12 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
   } finally {
     for (const scan of scans) scan.cancel();
   }
+}
+
+/** Whether a scan for shard `a` counts the items of shard `b` (no shard and one of one are the same). */
+function sameShard(a: Shard | undefined, b: Shard | undefined): boolean {
+  const whole = (shard: Shard | undefined) => shard === undefined || shard.count <= 1;
+  return whole(a) ? whole(b) : b !== undefined && a!.index === b.index && a!.count === b.count;
 }
 
 async function checkWithRanges(source: BatchSource, size: number, fullBytes: number, fullLines: number, partitions: number, scans: RangeScan[], signal?: AbortSignal): Promise<CheckReport> {

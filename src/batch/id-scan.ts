@@ -4,7 +4,7 @@
  * (./scan-worker.ts), or in this thread when no worker can be started.
  *
  * Rules:
- * - A range starts right after a `\n` (lines.ts cutAfterNewline) and its lines are numbered from
+ * - A range starts right after a `\n` (./range-plan.ts cutAfterNewline) and its lines are numbered from
  *   1; the caller, who knows how many lines come before, adds that to every line number.
  * - Each line is read as the check pass reads a line past `fullCheckBytes` (`stageIdOnly`): its id
  *   staged (./staged-ids.ts), a bad line reported by its relative number. A plain or string line,
@@ -16,10 +16,11 @@
 import { idOfText, InputLineError, parseItem } from "./input.js";
 import { hashId, hashIdBytes, hashLineNumber } from "./id-index.js";
 import { BLANK, IdSpanReader, LINE_NUMBER, SPAN } from "./line-id.js";
-import { LineReader, type ByteRange, type LineVisitor } from "./lines.js";
+import { LineReader, type LineVisitor } from "./lines.js";
 import { createBulkScanner, idOnlyLines } from "./bulk-scan.js";
-import { shardOf, type Shard } from "./shard.js";
+import { shardOf } from "./shard.js";
 import { StagedIds, type StagedRange } from "./staged-ids.js";
+import type { IdScanRequest } from "./range-plan.js";
 
 /** The bad lines the check pass reports in full, in all and so for each range. */
 export const MAX_REPORTED = 10;
@@ -63,14 +64,6 @@ export class LineList {
     }
     this.lines[this.length++] = line;
   }
-}
-
-/** What to scan: the file, the range, the partitions of the whole input's StagedIds, this batch's shard. */
-export interface IdScanRequest {
-  file: string;
-  range: ByteRange;
-  partitions: number;
-  shard?: Shard;
 }
 
 /** A bad line of a range, numbered within the range. */

@@ -30,8 +30,9 @@
  */
 import { openSync, readSync, closeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { MAX_LINE_BYTES } from "./line-limit.js";
 
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+export { MAX_LINE_BYTES };
 const CHUNK_BYTES = 4 * 1024 * 1024;
 /** The first read of a reader opened `soon` (the run pass): its first lines are ready after a small read, not after decoding a whole chunk. */
 const SOON_BYTES = 64 * 1024;
@@ -300,24 +301,6 @@ export function lineAt(file: string, line: number, checkpoints: readonly number[
     if (skip > 0 || length > MAX_LINE_BYTES) return undefined;
     const bytes = Buffer.concat(parts);
     return bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.subarray(0, -1) : bytes;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The offset right after the first `\n` at or after `at` in `file` (a cut between two lines), or undefined when there is none within MAX_LINE_BYTES. */
-export function cutAfterNewline(file: string, at: number): number | undefined {
-  const fd = openSync(file, "r");
-  try {
-    const chunk = Buffer.allocUnsafe(64 * 1024);
-    for (let position = at; position - at <= MAX_LINE_BYTES;) {
-      const bytesRead = readSync(fd, chunk, 0, chunk.length, position);
-      if (bytesRead === 0) return undefined;
-      const newline = chunk.indexOf(NEWLINE);
-      if (newline >= 0 && newline < bytesRead) return position + newline + 1;
-      position += bytesRead;
-    }
-    return undefined;
   } finally {
     closeSync(fd);
   }

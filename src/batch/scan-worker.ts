@@ -4,7 +4,8 @@
  * `{ error }` with the message, and ends. Bundled on its own (scripts/bundle.mjs: scan-worker.cjs).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { scanIdRange, type IdScanRequest } from "./id-scan.js";
+import { scanIdRange } from "./id-scan.js";
+import type { IdScanRequest } from "./range-plan.js";
 
 scanIdRange(workerData as IdScanRequest).then(
   (result) => {

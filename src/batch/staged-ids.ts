@@ -31,22 +31,12 @@
 import { hashId, type IdHash, type IdOwners } from "./id-index.js";
 import { sortPairsByHalf } from "./pair-sort.js";
 import { forEachRun, type Segment } from "./sorted-runs.js";
+import { MAX_PARTITIONS } from "./range-plan.js";
 
-const MAX_PARTITION_BITS = 8;
-export const MAX_PARTITIONS = 2 ** MAX_PARTITION_BITS;
-/** Input bytes a part is for: few parts, so that staging writes go to few places (a write to one of ~1,000 parts missed the TLB about every time: staging 10 million ids took 2.0 s with 1,024 parts); sorting smaller parts is a little faster. */
-const PART_BYTES = 64 * 1024 * 1024;
 const FIRST_QUEUE = 64;
 
 /** Parts of fewer pairs are sorted by the engine's sort; longer ones by `sortPairsByHalf` (~3 times faster for a million pairs). */
 const RADIX_LEAST = 256;
-
-/** How many parts suit an input of `bytes` bytes: about one per PART_BYTES, a power of two (at most 256). */
-export function partitionsFor(bytes: number): number {
-  let bits = 0;
-  while (bits < MAX_PARTITION_BITS && 2 ** bits * PART_BYTES < bytes) bits++;
-  return 2 ** bits;
-}
 
 /** One part's queue: pairs [line, half] (little-endian words of half << 32 | line). */
 interface Part {
@@ -80,11 +70,11 @@ export class StagedIds implements IdOwners {
 
   /**
    * `idAt(line)`: the id of line `line`, read again (only when two kept hashes meet). `partitions`:
-   * a power of two (partitionsFor). `hash` must be the one the staged hashes were made with.
+   * a power of two (./range-plan.ts partitionsFor). `hash` must be the one the staged hashes were made with.
    */
   constructor(private readonly idAt: (line: number) => string | undefined, partitions = 1, private readonly hash: IdHash = hashId) {
     const bits = Math.log2(partitions);
-    if (!Number.isInteger(bits) || bits > MAX_PARTITION_BITS) throw new RangeError(`partitions must be a power of two up to ${2 ** MAX_PARTITION_BITS}`);
+    if (!Number.isInteger(bits) || partitions > MAX_PARTITIONS) throw new RangeError(`partitions must be a power of two up to ${MAX_PARTITIONS}`);
     this.shift = bits;
     this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0, sortedAt: 0 }));
     this.segments = this.parts.map(() => []);

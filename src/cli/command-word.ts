@@ -35,3 +35,16 @@ export function commandWordOf(args: readonly string[]): string {
   const at = commandWordIndex(args);
   return at < 0 ? "" : args[at];
 }
+
+/** `flags` with the `--no-` form of each long one. */
+export function booleanFlags(flags: readonly string[]): ReadonlySet<string> {
+  return new Set(flags.flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+}
+
+/** `yiem batch`'s flags that take no value (yargs' booleans of ./batch-flags.ts). */
+export const BATCH_BOOLEAN_FLAGS = booleanFlags(["--debug", "--strict", "--resume", "--skip-bad-lines", "--check", "--full-check", "--help", "-h"]);
+
+/** Whether the word after `previous` is its value: `previous` is a flag without `=` that is not one of `booleans`. */
+export function takesValue(previous: string | undefined, booleans: ReadonlySet<string>): boolean {
+  return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !booleans.has(previous);
+}

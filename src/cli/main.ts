@@ -12,7 +12,7 @@ import { cachedParse } from "./parse-cache.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 import { graceVariableProblem } from "../grace-ms.js";
 import { armExitBound } from "./bounded-exit.js";
-import { commandWordIndex, commandWordOf } from "./command-word.js";
+import { BATCH_BOOLEAN_FLAGS, booleanFlags, commandWordIndex, commandWordOf, takesValue } from "./command-word.js";
 
 
 type Handler = (argv: Record<string, unknown>, io: CliIo) => Promise<number>;
@@ -108,19 +108,13 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
   if (command !== "run") return { options: args };
   const at = args.indexOf("--");
   const options = (at < 0 ? args : args.slice(0, at)).map((arg, i, all) =>
-    arg === "-" && !takesValue(all[i - 1]) ? STDIN_MARK : arg);
+    arg === "-" && !takesValue(all[i - 1], RUN_BOOLEAN_FLAGS) ? STDIN_MARK : arg);
   return at < 0 ? { options } : { options, rest: args.slice(at + 1) };
 }
 
 /** `yiem run`'s flags that take no value; every other flag's next word is its value. */
-const RUN_BOOLEAN_FLAGS = new Set(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
+const RUN_BOOLEAN_FLAGS = booleanFlags(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"]);
 
-/** `yiem batch`'s flags that take no value. */
-const BATCH_BOOLEAN_FLAGS = new Set(["--debug", "--strict", "--resume", "--skip-bad-lines", "--check", "--full-check", "--help", "-h"].flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
-
-function takesValue(previous: string | undefined, booleans: ReadonlySet<string> = RUN_BOOLEAN_FLAGS): boolean {
-  return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !booleans.has(previous);
-}
 
 /**
  * The number flags of every command (`run`, `config`, `doctor`, `batch`; typed so that help says [number]) keep the

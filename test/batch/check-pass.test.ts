@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINT_LINES, LineReader, lineAt, MAX_LINE_BYTES } from "../../src/batch/lines.js";
 import { hashId, IdIndex, type IdHash, type IdOwners } from "../../src/batch/id-index.js";
-import { partitionsFor, StagedIds } from "../../src/batch/staged-ids.js";
+import { StagedIds } from "../../src/batch/staged-ids.js";
+import { partitionsFor } from "../../src/batch/range-plan.js";
 import { entries, type BatchSource } from "../../src/batch/runner.js";
 import { checkInput } from "../../src/batch/check-pass.js";
 

@@ -1,5 +1,5 @@
 /**
- * The check pass split into byte ranges (src/batch/range-scan.ts idRanges, id-scan.ts, staged-ids.ts
+ * The check pass split into byte ranges (src/batch/range-plan.ts idRanges, id-scan.ts, staged-ids.ts
  * absorb): the same report as one scan, line numbers of the later range counted from the lines
  * before it, repeats found across ranges. Under vitest there is no worker file, so the ranges are
  * scanned in this thread (src/batch/range-scan.ts); test/e2e/scan-worker.test.ts runs the worker.

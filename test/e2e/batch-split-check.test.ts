@@ -6,13 +6,16 @@
  * lines lie (the part checked whole, this thread's ids-only part, the worker's range) and are
  * reported in line order before any request is sent.
  */
-import { createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { once } from "node:events";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startChatServer } from "../support/chat-server.js";
 import { parseNdjson, runCli } from "../support/cli.js";
 import { itemReply, useBatchProject } from "../support/batch.js";
+import { FULL_CHECK_BYTES, ID_RANGE_BYTES, idRanges, partitionsFor } from "../../src/batch/range-plan.js";
+import type { RangeScan } from "../../src/batch/range-worker.js";
 
 const project = useBatchProject();
 
@@ -39,7 +42,7 @@ describe("the check pass of a 170 MiB input (two threads, ids staged by the modu
       requests++;
       return itemReply(request);
     });
-    const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~88 MiB (line ~900,000 on)
+    const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~67 MiB (line ~700,000 on)
     const repeats = new Map([
       [50_000, 10], // in the part checked whole
       [300_000, 200_000], // both in this thread's ids-only part
@@ -63,5 +66,37 @@ describe("the check pass of a 170 MiB input (two threads, ids staged by the modu
     expect(failure).toContain("5 bad lines, so nothing ran");
     const named = [...failure.matchAll(/line (\d+): the id "([^"]+)" is used by an earlier line too/g)].map((m) => [Number(m[1]), m[2]]);
     expect(named).toEqual([...repeats].map(([line, owner]) => [line, `row-${owner}`]));
+  }, 90_000);
+});
+
+/** The `\n`s of `file` from byte `start` on. */
+async function newlinesFrom(file: string, start: number): Promise<number> {
+  let count = 0;
+  for await (const chunk of createReadStream(file, { start }) as AsyncIterable<Buffer>) for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) count++;
+  return count;
+}
+
+describe("the check pass's worker started before the CLI loads (src/cli/early-scan.ts, in the built start bundle)", () => {
+  it("scans the range the check pass plans of the input a plain batch line names; a scan for another file is not taken", async () => {
+    const input = join(project.dir, "early.jsonl");
+    await writeInput(input, 1_780_000, new Map());
+    const start = createRequire(import.meta.url)("../../dist/bundle/start.cjs") as {
+      startEarlyRangeScans(args: string[], cwd: string): void;
+      takeEarlyRangeScans(file: string | undefined): RangeScan[] | undefined;
+    };
+    const args = ["batch", "-c", "agent.config.yaml", "early.jsonl", "-o", "out.jsonl"];
+    start.startEarlyRangeScans(args, project.dir);
+    expect(start.takeEarlyRangeScans(join(project.dir, "other.jsonl"))).toBeUndefined();
+    expect(start.takeEarlyRangeScans(input)).toBeUndefined(); // cancelled with the first take
+    start.startEarlyRangeScans(args, project.dir);
+    const scans = start.takeEarlyRangeScans(input);
+    const size = statSync(input).size;
+    const planned = idRanges(input, FULL_CHECK_BYTES, size, ID_RANGE_BYTES);
+    expect(planned).toHaveLength(1);
+    expect(scans?.map(({ file, range, partitions }) => ({ file, range, partitions }))).toEqual([{ file: input, range: planned[0], partitions: partitionsFor(size) }]);
+    const result = await scans![0]!.result;
+    const lines = await newlinesFrom(input, planned[0]!.start);
+    expect(result).toMatchObject({ lines, good: lines, total: lines, badLines: [] });
+    expect(result.staged.parts.reduce((sum, words) => sum + words.length / 2, 0)).toBe(lines);
   }, 90_000);
 });

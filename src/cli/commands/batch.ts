@@ -38,6 +38,7 @@ import { openLedger, openResultsWriter } from "../../batch/ledger.js";
 import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
 import { emptyTally, runItems, type BatchSource } from "../../batch/runner.js";
 import { checkInput, startIdRangeScans } from "../../batch/check-pass.js";
+import { takeEarlyRangeScans } from "../early-scan.js";
 import { parseShard, type Shard } from "../../batch/shard.js";
 import { progressOf, round6 } from "../../batch/events.js";
 import type { BatchEndBody } from "../../loop/batch-event-bodies.js";
@@ -111,8 +112,11 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   const startedAt = performance.now();
   const problems: string[] = [];
   const flags = batchFlags(argv, io, problems);
-  // The check pass's worker starts now, so that its start and scan overlap the spec's loading (docs/batch.md).
-  const rangeScans = flags.check && !flags.fullCheck && !flags.resume && flags.input !== "-" && problems.length === 0 ? startIdRangeScans(flags.input, flags.shard) : [];
+  // The check pass's worker: started before the CLI loaded (../early-scan.ts) when it
+  // guessed this input, else now, so that its start and scan overlap the spec's loading (docs/batch.md).
+  const scansRanges = flags.check && !flags.fullCheck && !flags.resume && flags.input !== "-" && problems.length === 0;
+  const early = takeEarlyRangeScans(scansRanges && (flags.shard?.count ?? 1) <= 1 ? flags.input : undefined);
+  const rangeScans = scansRanges ? (early ?? startIdRangeScans(flags.input, flags.shard)) : [];
   cleanup.push(async () => rangeScans.forEach((scan) => scan.cancel()));
   // Stopping: a signal (from now on: also during the check pass) or the deadline stops new
   // items; running items get their own signal, after the grace.
