@@ -24,11 +24,11 @@ const ID_RANGES = 1;
 /**
  * This thread's share of the bytes past FULL_CHECK_BYTES when split: less than an even share, as
  * it also loads the CLI and the spec, parses the first lines whole and sorts its ids after its
- * scan, while the worker starts before the CLI loads (../cli/early-scan.ts). Measured on 1 GB of
- * ~100 B lines (docs/performance.md): 0.4 was fastest while the batch command started the worker;
- * since it starts early, 0.2–0.25 (0.3, 0.35 slower).
+ * scan, while the worker starts before the CLI loads (../cli/early-scan.ts). Measured on 1 GB
+ * of ~100 B lines (docs/performance.md): 0.4 was fastest while the batch command started the
+ * worker; since it starts early, 0.25–0.3 on a slow host and 0.3–0.33 on a fast one.
  */
-const OWN_SHARE = 0.25;
+const OWN_SHARE = 0.3;
 
 const MAX_PARTITION_BITS = 8;
 /** The most parts of a StagedIds (./staged-ids.ts). */

@@ -42,7 +42,7 @@ describe("the check pass of a 170 MiB input (two threads, ids staged by the modu
       requests++;
       return itemReply(request);
     });
-    const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~67 MiB (line ~700,000 on)
+    const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~73 MiB (line ~760,000 on)
     const repeats = new Map([
       [50_000, 10], // in the part checked whole
       [300_000, 200_000], // both in this thread's ids-only part
