@@ -19,7 +19,8 @@
  *   global one, whose first use loads Node's whole fetch implementation (undici): the model
  *   client's requests go through src/provider/http/node-fetch.ts instead;
  * - `start.cjs`: the loader (src/code-cache.ts) and the modules it needs (`SHARED`: the cache
- *   folder, the signed cache files, atomic writes, the package root, `importModule`), required by
+ *   folder, the signed cache files, atomic writes, the package root, `importModule`; and what
+ *   starts `yiem batch`'s check worker before the CLI loads, src/cli/early-scan.ts), required by
  *   bin/yiem.js with Node's own loader. yiem.cjs requires those modules from it instead of
  *   bundling them again (one instance). It knows every bundle's content hash (part of the cache
  *   entry's name);
@@ -291,7 +292,7 @@ const start = await build({
   ].join("\n"))],
 });
 
-/** scan-worker.cjs: the check pass's worker thread (src/batch/scan-worker.ts, started by src/batch/range-scan.ts), a small bundle of its own that Node's loader runs. */
+/** scan-worker.cjs: the check pass's worker thread (src/batch/scan-worker.ts, started by src/batch/range-worker.ts), a small bundle of its own that Node's loader runs. */
 const scanWorker = await build({ ...COMMON, entryPoints: { "scan-worker": "src/batch/scan-worker.ts" }, outdir, banner: { js: META_URL } });
 
 // Every output is ASCII (esbuild escapes the rest): src/code-cache.ts reads a bundle's bytes as its characters.

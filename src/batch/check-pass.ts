@@ -11,9 +11,10 @@
  *   (./line-id.ts; a chunk at a time by ./bulk-scan.ts where it can), and staged, so a big input
  *   starts at once.
  * - Without a ledger, a big input's bytes past `fullCheckBytes` are shared with a worker thread
- *   (./range-scan.ts, ./id-scan.ts: its range cut after a `\n`, its line numbers offset by the
- *   lines before it, its staged ids absorbed), which may be started before the source is ready
- *   (`startIdRangeScans`).
+ *   (./range-plan.ts plans the ranges, ./range-scan.ts and ./id-scan.ts scan one: its range cut
+ *   after a `\n`, its line numbers offset by the lines before it, its staged ids absorbed), which
+ *   may be started before the source is ready (`startIdRangeScans`, or before the CLI loaded:
+ *   ../cli/early-scan.ts); such a scan is used only when it scans what this check would.
  * - Bad lines are reported together, in line order (at most MAX_REPORTED), and counted as
  *   ./runner.ts says (by the id they name, else `line:N`), so its total is the run pass's.
  */

@@ -43,7 +43,7 @@ export interface BatchSource {
   fullCheckLines?: number;
   /** The least bytes of a range scanned beside this thread (default ID_RANGE_BYTES). */
   idRangeBytes?: number;
-  /** Ranges started before the source was ready (`startIdRangeScans`, so that the worker's start and scan overlap the spec's loading); used when they still fit the input. */
+  /** Ranges started before the source was ready (before the CLI loaded, ../cli/early-scan.ts, else `startIdRangeScans`, so that the worker's start and scan overlap the batch's start-up); used when they still fit the input (same file, shard, parts and ranges). */
   rangeScans?: RangeScan[];
 }
 

@@ -41,10 +41,22 @@ export function booleanFlags(flags: readonly string[]): ReadonlySet<string> {
   return new Set(flags.flatMap((flag) => (flag.startsWith("--") ? [flag, `--no-${flag.slice(2)}`] : [flag])));
 }
 
-/** `yiem batch`'s flags that take no value (yargs' booleans of ./batch-flags.ts). */
-export const BATCH_BOOLEAN_FLAGS = booleanFlags(["--debug", "--strict", "--resume", "--skip-bad-lines", "--check", "--full-check", "--help", "-h"]);
+/** The boolean flags of every command (./command-line.ts withCommonOptions, and yargs' own). */
+const COMMON_BOOLEAN_FLAGS = ["--debug", "--spec-mcp", "--help", "-h", "--version", "-V"];
 
-/** Whether the word after `previous` is its value: `previous` is a flag without `=` that is not one of `booleans`. */
+/** `yiem run`'s flags that take no value; every other flag's next word is its value (test/cli/boolean-flags.test.ts holds the list to yargs' definition of run). */
+export const RUN_BOOLEAN_FLAGS = booleanFlags([...COMMON_BOOLEAN_FLAGS, "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait"]);
+
+/** `yiem batch`'s flags that take no value (./batch-flags.ts; held to yargs' definition by the same test). */
+export const BATCH_BOOLEAN_FLAGS = booleanFlags([...COMMON_BOOLEAN_FLAGS, "--strict", "--resume", "--skip-bad-lines", "--check", "--full-check"]);
+
+/**
+ * Whether the word after `previous` is its value: `previous` is a flag that is not one of
+ * `booleans` and does not hold its value already (`--flag=value`, a short flag with more after
+ * it: `-j16`).
+ */
 export function takesValue(previous: string | undefined, booleans: ReadonlySet<string>): boolean {
-  return previous !== undefined && previous.startsWith("-") && previous !== "-" && !previous.includes("=") && !booleans.has(previous);
+  if (previous === undefined || !previous.startsWith("-") || previous === "-" || previous.includes("=")) return false;
+  if (!previous.startsWith("--") && previous.length > 2) return false;
+  return !booleans.has(previous);
 }

@@ -51,10 +51,10 @@ export function earlyScanInput(args: readonly string[]): string | undefined {
 
 /** Starts the check's worker for the input of `args`, when it may (see module rules). */
 export function startEarlyRangeScans(args: readonly string[], cwd = process.cwd()): void {
+  const scans: RangeScan[] = [];
   try {
     const input = earlyScanInput(args);
     if (input === undefined) return;
-    const scans: RangeScan[] = [];
     for (const request of rangeRequests(resolve(cwd, input))) {
       const scan = startWorkerScan(request);
       if (scan) scans.push(scan);
@@ -62,6 +62,7 @@ export function startEarlyRangeScans(args: readonly string[], cwd = process.cwd(
     if (scans.length > 0) started = scans;
   } catch {
     // The command reads the input itself, and says what is wrong with it.
+    for (const scan of scans) scan.cancel();
   }
 }
 

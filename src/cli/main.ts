@@ -12,7 +12,7 @@ import { cachedParse } from "./parse-cache.js";
 import { STDIN_MARK } from "./stdin-mark.js";
 import { graceVariableProblem } from "../grace-ms.js";
 import { armExitBound } from "./bounded-exit.js";
-import { BATCH_BOOLEAN_FLAGS, booleanFlags, commandWordIndex, commandWordOf, takesValue } from "./command-word.js";
+import { BATCH_BOOLEAN_FLAGS, commandWordIndex, commandWordOf, RUN_BOOLEAN_FLAGS, takesValue } from "./command-word.js";
 
 
 type Handler = (argv: Record<string, unknown>, io: CliIo) => Promise<number>;
@@ -112,8 +112,6 @@ function splitAtDashes(args: string[]): { options: string[]; rest?: string[] } {
   return at < 0 ? { options } : { options, rest: args.slice(at + 1) };
 }
 
-/** `yiem run`'s flags that take no value; every other flag's next word is its value. */
-const RUN_BOOLEAN_FLAGS = booleanFlags(["--debug", "--dry-run", "--stdin", "--strict", "--save", "--continue", "--fork", "--wait", "--help", "-h"]);
 
 
 /**

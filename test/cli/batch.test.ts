@@ -141,6 +141,13 @@ describe("yiem batch", () => {
     const resumed = await batch(["--resume", "-", "-o", file], { stdin: objectLines(3) });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.events.at(-1)).toMatchObject({ type: "batchEnd", total: 3, skipped: 3, ok: 0 });
+    // ... after a boolean every command takes (--no-spec-mcp), and after a short flag holding its value (-j2).
+    for (const flags of [["--no-spec-mcp"], ["-j2"]]) {
+      const other = out();
+      const r2 = await batch([...flags, "-", "-o", other], { stdin: objectLines(2) });
+      expect(r2.code, `${flags.join(" ")}: ${r2.stderr}`).toBe(0);
+      expect((await readResults(other)).map((x) => x.id).sort()).toEqual(["item-0", "item-1"]);
+    }
   });
 
   it("quotes a bad number flag as typed (-j, --concurrency, --rate), not as NaN", async () => {

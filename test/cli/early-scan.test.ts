@@ -4,7 +4,11 @@
  * another file. The worker itself, started from the built start bundle, is tested in
  * test/e2e/batch-split-check.test.ts.
  */
+import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { rangeRequests } from "../../src/batch/range-plan.js";
 import { earlyScanInput, startEarlyRangeScans, takeEarlyRangeScans } from "../../src/cli/early-scan.js";
 
 describe("earlyScanInput", () => {
@@ -48,10 +52,27 @@ describe("earlyScanInput", () => {
 });
 
 describe("startEarlyRangeScans / takeEarlyRangeScans", () => {
-  it("never throws and starts nothing for a file that is missing, small, or where no worker file exists", () => {
+  it("never throws for an input that is missing or small", () => {
     expect(() => startEarlyRangeScans(["batch", "/nonexistent/in.jsonl"])).not.toThrow();
-    // The sources run as TypeScript: there is no scan-worker file next to them, so nothing starts.
     startEarlyRangeScans(["batch", "package.json"]);
-    expect(takeEarlyRangeScans(undefined)).toBeUndefined();
+    expect(takeEarlyRangeScans(join(process.cwd(), "package.json"))).toBeUndefined();
+  });
+
+  it("starts nothing where there is no worker file (the sources run as TypeScript), for an input it would split", () => {
+    // A sparse 200 MiB file with a line end every 8 MiB: the plan has one range, wherever its cut.
+    const dir = mkdtempSync(join(tmpdir(), "yiem-early-"));
+    try {
+      const input = join(dir, "in.jsonl");
+      const size = 200 * 1024 * 1024;
+      const fd = openSync(input, "w");
+      for (let at = 8 * 1024 * 1024; at < size; at += 8 * 1024 * 1024) writeSync(fd, "\n", at);
+      ftruncateSync(fd, size);
+      closeSync(fd);
+      expect(rangeRequests(input)).toHaveLength(1);
+      startEarlyRangeScans(["batch", "in.jsonl", "-o", "out.jsonl"], dir);
+      expect(takeEarlyRangeScans(input)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -7,6 +7,7 @@
  * reported in line order before any request is sent.
  */
 import { createReadStream, createWriteStream, statSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { once } from "node:events";
 import { join } from "node:path";
@@ -18,6 +19,19 @@ import { FULL_CHECK_BYTES, ID_RANGE_BYTES, idRanges, partitionsFor } from "../..
 import type { RangeScan } from "../../src/batch/range-worker.js";
 
 const project = useBatchProject();
+
+/** A preload (NODE_OPTIONS=--require) that appends each worker thread the main thread starts to $WORKER_LOG: its file and the stack that started it. */
+const LOG_WORKERS = `const threads = require("node:worker_threads");
+if (threads.isMainThread) {
+  const Worker = threads.Worker;
+  threads.Worker = class extends Worker {
+    constructor(file, options) {
+      super(file, options);
+      require("node:fs").appendFileSync(process.env.WORKER_LOG, JSON.stringify({ file: String(file), stack: new Error().stack }) + "\\n");
+    }
+  };
+}
+`;
 
 /** Writes `lines` lines of ~100 bytes, line k's id `row-k` unless `repeats` maps k to another line whose id it repeats. */
 async function writeInput(file: string, lines: number, repeats: Map<number, number>): Promise<void> {
@@ -42,7 +56,7 @@ describe("the check pass of a 170 MiB input (two threads, ids staged by the modu
       requests++;
       return itemReply(request);
     });
-    const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~73 MiB (line ~760,000 on)
+    const lines = 1_780_000; // ~170 MiB: the worker takes the bytes past ~74.5 MiB (line ~770,000 on)
     const repeats = new Map([
       [50_000, 10], // in the part checked whole
       [300_000, 200_000], // both in this thread's ids-only part
@@ -52,9 +66,12 @@ describe("the check pass of a 170 MiB input (two threads, ids staged by the modu
     ]);
     const input = join(project.dir, "big.jsonl");
     await writeInput(input, lines, repeats);
+    // A preload logs every worker thread the CLI starts, with the stack that started it.
+    const workerLog = join(project.dir, "workers.ndjson");
+    await writeFile(join(project.dir, "log-workers.cjs"), LOG_WORKERS);
     const result = await runCli(["batch", input, "-o", join(project.dir, "big-results.jsonl")], {
       cwd: project.dir,
-      env: { TEST_BASE_URL: project.server.url, TEST_API_KEY: "sk-split" },
+      env: { TEST_BASE_URL: project.server.url, TEST_API_KEY: "sk-split", NODE_OPTIONS: `--require ${join(project.dir, "log-workers.cjs")}`, WORKER_LOG: workerLog },
       timeoutMs: 60_000,
     });
     expect(result.code, result.stderr).toBe(2);
@@ -66,6 +83,13 @@ describe("the check pass of a 170 MiB input (two threads, ids staged by the modu
     expect(failure).toContain("5 bad lines, so nothing ran");
     const named = [...failure.matchAll(/line (\d+): the id "([^"]+)" is used by an earlier line too/g)].map((m) => [Number(m[1]), m[2]]);
     expect(named).toEqual([...repeats].map(([line, owner]) => [line, `row-${owner}`]));
+    // One scan worker, started by bin/yiem.js before the CLI bundle loaded (src/cli/early-scan.ts),
+    // and used by the check: a scan the batch command did not take, or the check did not fit, would
+    // have been replaced by a second one started from dist/bundle/yiem.cjs.
+    const scanWorkers = (await readFile(workerLog, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { file: string; stack: string }).filter((w) => w.file.endsWith("scan-worker.cjs"));
+    expect(scanWorkers).toHaveLength(1);
+    expect(scanWorkers[0]!.stack).toContain("bin/yiem.js");
+    expect(scanWorkers[0]!.stack).not.toContain("yiem.cjs");
   }, 90_000);
 });
 
