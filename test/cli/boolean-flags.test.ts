@@ -6,52 +6,35 @@
  * boolean missing from a list made the word after it read as its value (`--no-spec-mcp -` lost
  * stdin).
  */
-import { PassThrough } from "node:stream";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
-import type { YargsOptions } from "../../src/cli/usage-errors.js";
+import { describe, expect, it } from "vitest";
 import { BATCH_BOOLEAN_FLAGS, RUN_BOOLEAN_FLAGS, takesValue } from "../../src/cli/command-word.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
 
-/** The options yargs validated each parse with (its `.check` hands them to missingFlagValue). */
-const seen: Array<YargsOptions & { boolean: string[] }> = [];
-vi.mock(import("../../src/cli/usage-errors.js"), async (importOriginal) => {
-  const actual = await importOriginal();
-  return {
-    ...actual,
-    missingFlagValue: (args: string[], options: YargsOptions) => {
-      seen.push(options as YargsOptions & { boolean: string[] });
-      return actual.missingFlagValue(args, options);
-    },
-  };
-});
-
-const cacheDir = mkdtempSync(join(tmpdir(), "yiem-boolean-flags-"));
-const previousCacheDir = process.env.YIEM_CACHE_DIR;
-process.env.YIEM_CACHE_DIR = cacheDir;
-afterAll(() => {
-  if (previousCacheDir === undefined) delete process.env.YIEM_CACHE_DIR;
-  else process.env.YIEM_CACHE_DIR = previousCacheDir;
-  rmSync(cacheDir, { recursive: true, force: true });
-});
-
-/** Every flag yargs reads as a boolean on `args`'s command, as the user types it (`--name`, `-x`). */
-async function yargsBooleans(args: string[]): Promise<Set<string>> {
-  const { parseWithYargs } = await import("../../src/cli/command-line.js");
-  const io = { isTTY: { stdin: false, stdout: false, stderr: false }, stdout: new PassThrough(), stderr: new PassThrough() } as unknown as CliIo;
-  seen.length = 0;
-  const parsed = await parseWithYargs(args, args, io);
-  expect(parsed.kind, JSON.stringify(parsed)).toBe("command");
-  const options = seen[seen.length - 1];
-  expect(options, "yargs validated the line").toBeDefined();
+/**
+ * Every flag `--help` of `command` shows as [boolean], as the user types it (`--name`, `-x`): yargs'
+ * own definition of the command, read from its help (an option's entry runs from its line to the
+ * next option's, its type at the end).
+ */
+async function helpBooleans(command: string): Promise<Set<string>> {
+  const help = await runCliInProcess([command, "--help"]);
+  expect(help.code, help.stderr).toBe(0);
   const names = new Set<string>();
-  for (const key of options!.boolean) for (const name of [key, ...(options!.alias[key] ?? [])]) {
-    // yargs adds camelCase aliases of kebab names: a user types the kebab one.
-    if (/[A-Z]/.test(name) && name.length > 1) continue;
-    names.add(name.length === 1 ? `-${name}` : `--${name}`);
+  let entry: { names: string[]; text: string } | undefined;
+  const finish = () => {
+    if (entry && entry.text.includes("[boolean]")) for (const name of entry.names) names.add(name);
+  };
+  for (const line of help.stdout.split("\n")) {
+    const option = /^\s+(?:(-\w), )?(--[\w-]+)\s/.exec(line);
+    if (option) {
+      finish();
+      entry = { names: [option[1], option[2]].filter((name): name is string => name !== undefined), text: line };
+    } else if (entry && /^\s{10,}\S/.test(line)) entry.text += line;
+    else {
+      finish();
+      entry = undefined;
+    }
   }
+  finish();
   return names;
 }
 
@@ -60,13 +43,13 @@ const positives = (flags: ReadonlySet<string>) => new Set([...flags].filter((fla
 
 describe("the boolean flag lists read before yargs", () => {
   it("batch's: exactly yargs' booleans of batch", async () => {
-    const booleans = await yargsBooleans(["batch", `in-${process.pid}.jsonl`, "-o", "out.jsonl"]);
+    const booleans = await helpBooleans("batch");
     expect(booleans.size).toBeGreaterThan(5);
     expect(positives(BATCH_BOOLEAN_FLAGS)).toEqual(booleans);
   });
 
   it("run's: exactly yargs' booleans of run", async () => {
-    const booleans = await yargsBooleans(["run", `hello ${process.pid}`]);
+    const booleans = await helpBooleans("run");
     expect(booleans.size).toBeGreaterThan(5);
     expect(positives(RUN_BOOLEAN_FLAGS)).toEqual(booleans);
   });
