@@ -18,7 +18,9 @@
  * - `beforeMain` is the CPU time sampled before yiem's `main` first runs: loading, compiling and
  *   evaluating the bundle's start-up files (with the Node modules they import); the rest is the
  *   command (parsing, the spec, the tools, chunks loaded on first use, the run, the exit). The
- *   bundle's local names are minified, so `main` is found through its source map (`isMainFrame`).
+ *   bundle's local names are minified, so `main` is found through its source map (`isMainFrame`);
+ *   `mainFound` says whether a sample fell inside it (on a loaded machine a short command's run
+ *   may have none, and then every sample counts as loading).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { SourceMap } from "node:module";
@@ -109,7 +111,7 @@ export function summarizeProfile(profile) {
     mainStarted = isUnderMain(id);
     if (!mainStarted && nodeById.get(id)?.callFrame.functionName !== "(idle)") beforeMain += (profile.timeDeltas[i] ?? 0) / 1000;
   }
-  return { total, beforeMain, buckets };
+  return { total, beforeMain, mainFound: mainStarted, buckets };
 }
 
 /** Node's name for the main thread's profile (thread id 0). */
@@ -135,7 +137,8 @@ export async function profileCommand(argv, options = {}, runs = 5) {
     const buckets = [...names]
       .map((bucket) => ({ bucket, ms: median(summaries.map((s) => s.buckets.get(bucket) ?? 0)) }))
       .sort((a, b) => b.ms - a.ms);
-    return { total: median(summaries.map((s) => s.total)), beforeMain: median(summaries.map((s) => s.beforeMain)), workers, buckets };
+    // Medians of each figure (their runs may differ); `mainFound`: whether any run sampled inside main.
+    return { total: median(summaries.map((s) => s.total)), beforeMain: median(summaries.map((s) => s.beforeMain)), mainFound: summaries.some((s) => s.mainFound), workers, buckets };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

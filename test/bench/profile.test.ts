@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { repoRoot, yiemBin } from "../support/cli.js";
 
-interface Summary { total: number; beforeMain: number; buckets: Map<string, number> }
-interface Profiled { total: number; beforeMain: number; workers: number; buckets: Array<{ bucket: string; ms: number }> }
+interface Summary { total: number; beforeMain: number; mainFound: boolean; buckets: Map<string, number> }
+interface Profiled { total: number; beforeMain: number; mainFound: boolean; workers: number; buckets: Array<{ bucket: string; ms: number }> }
 const PROFILE_MODULE: string = "../../bench/lib/profile.mjs";
 const { summarizeProfile, profileCommand, formatProfile } = (await import(PROFILE_MODULE)) as {
   summarizeProfile(profile: unknown): Summary;
@@ -38,16 +38,18 @@ describe("bench profile summary", () => {
     const summary = summarizeProfile(profile);
     expect(summary.total).toBe(5);
     expect(summary.beforeMain).toBe(2);
+    expect(summary.mainFound).toBe(true);
     expect(summary.buckets.get("Node: module loading (resolve, read, compile)")).toBe(3);
     expect(summary.buckets.get("yiem dist/bundle/cli.js")).toBe(2);
   });
 
   it("finds main in the built bundle, whose local names are minified (through its source map)", async () => {
-    // Medians of 3 runs: on a loaded machine one run in a few had no sample inside main.
+    // 3 runs: on a loaded machine one run in a few had no sample inside main, and the medians of
+    // `total` and `beforeMain` may come from different runs (a fresh-clone CI run once had them equal).
     const profiled = await profileCommand([process.execPath, yiemBin, "tools", "list"], { cwd: repoRoot }, 3);
     expect(profiled.total).toBeGreaterThan(0);
     // Not found, every sample would count as loading.
-    expect(profiled.beforeMain).toBeLessThan(profiled.total);
+    expect(profiled.mainFound).toBe(true);
   });
 
   it("sums the main thread's profile only and names the worker threads the command started", async () => {
