@@ -25,7 +25,7 @@ import { IdSpanReader } from "./line-id.js";
 import { LineReader, type LineSegment, type LineVisitor } from "./lines.js";
 import { createBulkScanner, idOnlyLines } from "./bulk-scan.js";
 import { MAX_REPORTED, stageIdOnly, type IdScanResult } from "./id-scan.js";
-import { FULL_CHECK_BYTES, ID_RANGE_BYTES, idRanges, partitionsFor, rangeRequests } from "./range-plan.js";
+import { FULL_CHECK_BYTES, ID_RANGE_BYTES, idRanges, partitionsFor, rangeRequests, scanRequest } from "./range-plan.js";
 import { startRangeScan, type RangeScan } from "./range-scan.js";
 import { badLineKey, idReader, inShard, repeatedId, type BatchSource } from "./runner.js";
 import type { BatchItem } from "./types.js";
@@ -71,7 +71,7 @@ export async function checkInput(source: BatchSource, signal?: AbortSignal): Pro
   const early = source.rangeScans ?? [];
   const fits = early.length === ranges.length && early.every((scan, k) => scan.file === source.file && sameShard(scan.shard, source.shard) && scan.partitions === partitions && scan.range.start === ranges[k]!.start && scan.range.end === ranges[k]!.end);
   if (!fits) for (const scan of early) scan.cancel();
-  const scans: RangeScan[] = fits ? early : ranges.map((range) => startRangeScan({ file: source.file, range, partitions, ...(source.shard ? { shard: source.shard } : {}) }));
+  const scans: RangeScan[] = fits ? early : ranges.map((range) => startRangeScan(scanRequest(source.file, range, partitions, source.shard)));
   try {
     return await checkWithRanges(source, size, fullBytes, source.fullCheckLines ?? FULL_CHECK_LINES, partitions, scans, signal);
   } finally {

@@ -73,10 +73,15 @@ export function rangeRequests(file: string, shard?: Shard): IdScanRequest[] {
   try {
     const size = statSync(file).size;
     const partitions = partitionsFor(size);
-    return idRanges(file, FULL_CHECK_BYTES, size, ID_RANGE_BYTES).map((range) => ({ file, range, partitions, ...(shard ? { shard } : {}) }));
+    return idRanges(file, FULL_CHECK_BYTES, size, ID_RANGE_BYTES).map((range) => scanRequest(file, range, partitions, shard));
   } catch {
     return [];
   }
+}
+
+/** The request to scan `range` of `file`, for a StagedIds of `partitions` parts and this batch's shard. */
+export function scanRequest(file: string, range: ByteRange, partitions: number, shard?: Shard): IdScanRequest {
+  return { file, range, partitions, ...(shard ? { shard } : {}) };
 }
 
 /** The offset right after the first `\n` at or after `at` in `file` (a cut between two lines), or undefined when there is none within MAX_LINE_BYTES. */

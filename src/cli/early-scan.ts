@@ -10,8 +10,8 @@
  *   it does not know to be a boolean is that flag's value). yargs' parse still decides what the
  *   line means: this is only a guess at which file the check will read.
  * - The batch command takes the scans (`takeEarlyRangeScans`) when it reads that file with the
- *   default check, and the check pass uses them only when its own plan of the file is the same
- *   (../batch/check-pass.ts); scans not taken are cancelled. A scan nobody takes (the command failed
+ *   default check, and the check pass uses them only when its own plan of the file (and its
+ *   shard) is the same (../batch/check-pass.ts); scans not taken are cancelled. A scan nobody takes (the command failed
  *   before) is an unref'd worker, ended with the process.
  * - It never throws and never writes: the command itself reads the input and reports what is
  *   wrong with it.

@@ -4,12 +4,14 @@
  * before it, repeats found across ranges. Under vitest there is no worker file, so the ranges are
  * scanned in this thread (src/batch/range-scan.ts); test/e2e/scan-worker.test.ts runs the worker.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BatchSource } from "../../src/batch/runner.js";
 import { checkInput } from "../../src/batch/check-pass.js";
+import { idRanges, partitionsFor, scanRequest, type IdScanRequest } from "../../src/batch/range-plan.js";
+import { startRangeScan, type RangeScan } from "../../src/batch/range-scan.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -115,5 +117,38 @@ describe("the check pass split into ranges", () => {
     expect(split.index.owner("350", 300)).toBe(300);
     expect(split.index.owner("350", 350)).toBe(300);
     expect((await check(path, Infinity)).index.owner("350", 300)).toBe(300);
+  });
+
+  it("uses scans started before it only when they scan what it would (the file, shard, parts and ranges); others are replaced", async () => {
+    const content = `${lines(400).join("\n")}\n`;
+    const path = await file(content);
+    const twin = await file(content);
+    const whole = await check(path, Infinity);
+    const size = (await stat(path)).size;
+    const [range] = idRanges(path, 64, size, 1000);
+    const partitions = partitionsFor(size);
+    const cases: Array<{ request: IdScanRequest; used: boolean }> = [
+      { request: scanRequest(path, range!, partitions), used: true },
+      { request: scanRequest(twin, range!, partitions), used: false },
+      { request: scanRequest(path, range!, partitions, { index: 1, count: 2 }), used: false },
+      { request: scanRequest(path, { start: range!.start, end: range!.end - 1 }, partitions), used: false },
+      { request: scanRequest(path, range!, partitions * 2), used: false },
+    ];
+    for (const { request, used } of cases) {
+      const started = startRangeScan(request);
+      let read = false;
+      const scan: RangeScan = { ...request, get result() { read = true; return started.result; }, cancel: () => {} };
+      const split = await check(path, 1000, 64, { rangeScans: [scan] });
+      expect(split.rest, JSON.stringify(request)).toEqual(whole.rest);
+      expect(read, JSON.stringify(request)).toBe(used);
+    }
+    // A scan for shard 1 of 2 is the one a check of that shard uses.
+    const sharded = scanRequest(path, range!, partitions, { index: 1, count: 2 });
+    let read = false;
+    const started = startRangeScan(sharded);
+    const scan: RangeScan = { ...sharded, get result() { read = true; return started.result; }, cancel: () => {} };
+    const split = await check(path, 1000, 64, { rangeScans: [scan], shard: { index: 1, count: 2 } });
+    expect(read).toBe(true);
+    expect(split.rest).toEqual((await check(path, Infinity, 64, { shard: { index: 1, count: 2 } })).rest);
   });
 });

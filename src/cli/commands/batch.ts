@@ -115,7 +115,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   // The check pass's worker: started before the CLI loaded (../early-scan.ts) when it
   // guessed this input, else now, so that its start and scan overlap the spec's loading (docs/batch.md).
   const scansRanges = flags.check && !flags.fullCheck && !flags.resume && flags.input !== "-" && problems.length === 0;
-  const early = takeEarlyRangeScans(scansRanges && (flags.shard?.count ?? 1) <= 1 ? flags.input : undefined);
+  const early = takeEarlyRangeScans(scansRanges ? flags.input : undefined);
   const rangeScans = scansRanges ? (early ?? startIdRangeScans(flags.input, flags.shard)) : [];
   cleanup.push(async () => rangeScans.forEach((scan) => scan.cancel()));
   // Stopping: a signal (from now on: also during the check pass) or the deadline stops new
