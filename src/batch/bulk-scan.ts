@@ -21,7 +21,7 @@
  */
 import { CHECKPOINT_LINES, isCheckpointLine, READ_BUFFER_BYTES, type LineVisitor } from "./lines.js";
 import { spanIdAt } from "./line-id.js";
-import { MAX_PARTITIONS } from "./range-plan.js";
+import { partitionBits } from "./range-plan.js";
 import type { StagedIds } from "./staged-ids.js";
 import { WASM_BASE64 } from "./wasm/id-scan.generated.js";
 
@@ -103,11 +103,9 @@ export class BulkScanner {
   private readonly buckets: Uint32Array;
   private readonly bits: number;
 
-  /** `partitions`: of the StagedIds `stageLines` stages to (a power of two up to MAX_PARTITIONS). */
+  /** `partitions`: those of the StagedIds `stageLines` stages to (a power of two, ./range-plan.ts partitionBits). */
   constructor(api: WasmApi, module: WasmModule, readonly partitions = 1) {
-    const bits = Math.log2(partitions);
-    if (!Number.isInteger(bits) || partitions > MAX_PARTITIONS) throw new RangeError(`partitions must be a power of two up to ${MAX_PARTITIONS}`);
-    this.bits = bits;
+    this.bits = partitionBits(partitions);
     const each = READ_BUFFER_BYTES + SLACK_BYTES;
     this.recordsAt = 2 * each;
     this.tableAt = this.recordsAt + RECORDS * 16;

@@ -44,6 +44,13 @@ export interface IdScanRequest {
   shard?: Shard;
 }
 
+/** The bits that choose one of `partitions` parts (its log2); throws a RangeError unless it is a power of two up to MAX_PARTITIONS. */
+export function partitionBits(partitions: number): number {
+  const bits = Math.log2(partitions);
+  if (!Number.isInteger(bits) || partitions > MAX_PARTITIONS) throw new RangeError(`partitions must be a power of two up to ${MAX_PARTITIONS}`);
+  return bits;
+}
+
 /** How many parts suit an input of `bytes` bytes: about one per PART_BYTES, a power of two (at most MAX_PARTITIONS). */
 export function partitionsFor(bytes: number): number {
   let bits = 0;

@@ -13,15 +13,9 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { IdScanResult } from "./id-scan.js";
 import type { IdScanRequest } from "./range-plan.js";
-import type { ByteRange } from "./lines.js";
-import type { Shard } from "./shard.js";
 
-/** A scan started: what it scans (as its IdScanRequest says), and its result. */
-export interface RangeScan {
-  file: string;
-  range: ByteRange;
-  partitions: number;
-  shard?: Shard;
+/** A scan started: what it scans (its request), and its result. */
+export interface RangeScan extends IdScanRequest {
   result: Promise<IdScanResult>;
   cancel(): void;
 }

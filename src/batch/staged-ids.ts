@@ -31,7 +31,7 @@
 import { hashId, type IdHash, type IdOwners } from "./id-index.js";
 import { sortPairsByHalf } from "./pair-sort.js";
 import { forEachRun, type Segment } from "./sorted-runs.js";
-import { MAX_PARTITIONS } from "./range-plan.js";
+import { partitionBits } from "./range-plan.js";
 
 const FIRST_QUEUE = 64;
 
@@ -73,9 +73,7 @@ export class StagedIds implements IdOwners {
    * a power of two (./range-plan.ts partitionsFor). `hash` must be the one the staged hashes were made with.
    */
   constructor(private readonly idAt: (line: number) => string | undefined, partitions = 1, private readonly hash: IdHash = hashId) {
-    const bits = Math.log2(partitions);
-    if (!Number.isInteger(bits) || partitions > MAX_PARTITIONS) throw new RangeError(`partitions must be a power of two up to ${MAX_PARTITIONS}`);
-    this.shift = bits;
+    this.shift = partitionBits(partitions);
     this.parts = Array.from({ length: partitions }, () => ({ words: new Uint32Array(FIRST_QUEUE * 2), used: 0, sortedAt: 0 }));
     this.segments = this.parts.map(() => []);
   }
