@@ -44,12 +44,17 @@ describe("bench profile summary", () => {
   });
 
   it("finds main in the built bundle, whose local names are minified (through its source map)", async () => {
-    // 3 runs: on a loaded machine one run in a few had no sample inside main, and the medians of
-    // `total` and `beforeMain` may come from different runs (a fresh-clone CI run once had them equal).
-    const profiled = await profileCommand([process.execPath, yiemBin, "tools", "list"], { cwd: repoRoot }, 3);
-    expect(profiled.total).toBeGreaterThan(0);
+    // One run at a time, until one sampled inside main (at most 8): on a loaded machine a run often
+    // has no sample there (a fresh-clone CI run once had none in 3 runs), while a broken source-map
+    // lookup finds main in none of them.
+    let found = false;
+    for (let run = 0; run < 8 && !found; run++) {
+      const profiled = await profileCommand([process.execPath, yiemBin, "tools", "list"], { cwd: repoRoot }, 1);
+      expect(profiled.total).toBeGreaterThan(0);
+      found = profiled.mainFound;
+    }
     // Not found, every sample would count as loading.
-    expect(profiled.mainFound).toBe(true);
+    expect(found).toBe(true);
   });
 
   it("sums the main thread's profile only and names the worker threads the command started", async () => {
