@@ -11,9 +11,10 @@
  *   repository root: two turns, the getTime and listTools tools).
  * A row over its budget gets a note naming where the command's time goes, from CPU profiles
  * (lib/profile.mjs), and how much of it is at most page faults (`pageFaultNote`). One row for
- * scale, without a budget: `yiem tools list` with the V8 code cache of the bundle removed before
- * every run (the first start after an install or a build: src/code-cache.ts compiles, then writes
- * the cache), its spec and module caches warm.
+ * scale each, without a budget: `yiem tools list` with the V8 code cache of the bundle removed
+ * before every run (the first start after an install or a build: src/code-cache.ts compiles, then
+ * writes the cache), its spec and module caches warm; and `yiem config` with every cache removed
+ * before every run (a fresh CI machine).
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -57,7 +58,7 @@ export async function benchStartup(ctx) {
       if (!row.pass) row.note = `${formatProfile(await profileCommand(argv, options))}; ${await pageFaultNote(argv, options, median(times.measured) - median(times.baseline))}`;
       rows.push(row);
     }
-    rows.push(await coldCodeCacheRow(ctx, bare));
+    rows.push(...(await coldRows(ctx, bare)));
   } finally {
     await server.close();
   }
@@ -85,18 +86,31 @@ async function pageFaultNote(argv, options, overMs) {
   return `page faults ${command.toLocaleString("en")} against node -e 0's ${baseline.toLocaleString("en")} (+${extra.toLocaleString("en")}); a fresh page costs ${costUs.toFixed(1)} µs on this machine (measured in this run), so up to ${faultMs.toFixed(0)} ms of the ${overMs.toFixed(0)} ms over node -e 0 is the kernel giving the process fresh memory`;
 }
 
-/** `tools list` in the repository with a cold code cache (see the header): a row for scale. */
-async function coldCodeCacheRow(ctx, bare) {
-  const cacheDir = `${ctx.cacheDir}-cold-code`;
-  const options = { cwd: REPO, env: yiemEnv(cacheDir) };
-  const sample = async () => {
-    rmSync(join(cacheDir, "code"), { recursive: true, force: true });
-    const r = await runOnce(yiem("tools", "list"), options);
-    if (!/\bgetTime\b/.test(r.stdout)) throw new Error(`tools list printed:\n${r.stdout}${r.stderr.slice(-2000)}`);
-    return r.ms;
-  };
-  const times = await alternate(bare, sample, { runs: ctx.runs, warmup: 2 });
-  const baseline = median(times.baseline);
-  const measured = median(times.measured);
-  return limitRow("yiem tools list, code cache cold (first start after a build) vs node -e 0", ms(baseline), ms(measured), `${(measured / baseline).toFixed(2)}×`, "—", null);
+/**
+ * The rows for scale (see the header): `tools list` with the code cache of the bundle removed
+ * before every run (its spec and module caches warm), and `config` with the whole cache folder
+ * removed before every run (the first start on a fresh CI machine: no code cache, no spec cache,
+ * so the spec is checked with the validator compiled at build time, src/config/validate.ts).
+ */
+async function coldRows(ctx, bare) {
+  const cases = [
+    ["yiem tools list, code cache cold (first start after a build) vs node -e 0", yiem("tools", "list"), "code", (r) => /\bgetTime\b/.test(r.stdout)],
+    ["yiem config, every cache cold (a fresh CI machine) vs node -e 0", yiem("config"), "", (r) => /^name: weather-assistant$/m.test(r.stdout)],
+  ];
+  const rows = [];
+  for (const [name, argv, folder, check] of cases) {
+    const cacheDir = `${ctx.cacheDir}-cold-${folder || "all"}`;
+    const options = { cwd: REPO, env: yiemEnv(cacheDir) };
+    const sample = async () => {
+      rmSync(join(cacheDir, folder), { recursive: true, force: true });
+      const r = await runOnce(argv, options);
+      if (!check(r)) throw new Error(`${argv.slice(2).join(" ")} printed:\n${r.stdout}${r.stderr.slice(-2000)}`);
+      return r.ms;
+    };
+    const times = await alternate(bare, sample, { runs: ctx.runs, warmup: 2 });
+    const baseline = median(times.baseline);
+    const measured = median(times.measured);
+    rows.push(limitRow(name, ms(baseline), ms(measured), `${(measured / baseline).toFixed(2)}×`, "—", null));
+  }
+  return rows;
 }

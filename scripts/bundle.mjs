@@ -47,6 +47,7 @@ import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { build } from "esbuild";
+import { specValidatorSource } from "./spec-validator.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outdir = `${root}dist/bundle`;
@@ -55,6 +56,9 @@ const target = `node${pkg.engines.node.replace(/^>=/, "")}`;
 
 /** The CLI entry (src/cli/bin-entry.ts) and the library of the one bundle. interop.ts knows `index.cjs` and `tool-kit.cjs`. */
 export const ENTRY_POINTS = { cli: "src/cli/bin-entry.ts", index: "src/index.ts", "tool-kit": "src/tools/define.ts" };
+
+/** The module name src/config/validate.ts requires the build's spec validator by; no package has it. */
+const SPEC_VALIDATOR = "yiem:spec-validator";
 
 /** The vendor bundles: name → the packages in it (an `import("pkg")` gets `default[pkg]`, its namespace). */
 export const VENDOR = {
@@ -65,6 +69,8 @@ export const VENDOR = {
   execa: ["execa"],
   "mcp-client": ["@modelcontextprotocol/client"],
   "mcp-server": ["@modelcontextprotocol/server", "@modelcontextprotocol/server/stdio"],
+  // The spec's validator compiled here (scripts/spec-validator.mjs), loaded with `requireCjs` by src/config/validate.ts.
+  "spec-validator": [SPEC_VALIDATOR],
 };
 const vendorOf = Object.fromEntries(Object.entries(VENDOR).flatMap(([name, pkgs]) => pkgs.map((p) => [p, name])));
 
@@ -77,7 +83,7 @@ const EXTERNAL = ["sucrase", "sucrase/*"];
 /** `requireCjs("…")` calls made bundled requires of the package's CommonJS build (see `yiemSources`). */
 const BUNDLED_REQUIRES = ["yargs/yargs"];
 /** Vendor bundles whose packages yiem loads with `requireCjs` (`__yiemVendorSync`, module.exports as Node's `require` gives it). */
-const REQUIRED_VENDOR = ["ajv"];
+const REQUIRED_VENDOR = ["ajv", "spec-validator"];
 const REQUIRE_CJS_CALL = /\brequireCjs\(\s*"([^"]+)"\s*\)/g;
 const requireFromRoot = createRequire(`${root}package.json`);
 
@@ -236,8 +242,18 @@ const buildVendor = (names, extra = {}) =>
       const pkgs = VENDOR[name];
       if (REQUIRED_VENDOR.includes(name)) return `module.exports = { default: { ${pkgs.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(", ")} } };`;
       return `${pkgs.map((p, i) => `import * as m${i} from ${JSON.stringify(p)};`).join("")}export default { ${pkgs.map((p, i) => `${JSON.stringify(p)}: m${i}`).join(", ")} };`;
-    }), builtinImports],
+    }), builtinImports, specValidator],
   });
+
+/** `require(SPEC_VALIDATOR)` in the vendor bundle: the validator's source (its `require`s of ajv's run-time helpers bundled from node_modules). */
+const specValidatorCode = await specValidatorSource();
+const specValidator = {
+  name: "yiem-spec-validator",
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^${SPEC_VALIDATOR}$`) }, ({ path }) => ({ path, namespace: "yiem-spec-validator" }));
+    b.onLoad({ filter: /.*/, namespace: "yiem-spec-validator" }, () => ({ contents: specValidatorCode, resolveDir: root, loader: "js" }));
+  },
+};
 /** The vendor bundles built with yiem's stand-ins for some globals, and the file that exports them. */
 const VENDOR_GLOBALS = { bundles: ["openai"], inject: "src/provider/http/vendor-globals.ts" };
 const vendorBuilds = await Promise.all([
@@ -267,6 +283,9 @@ const main = await build({
     yiemSources,
   ],
 });
+
+// src/config/validate.ts names the validator by a literal (REQUIRE_CJS_CALL): a changed name would silently compile the schema at every cold start.
+if (!readFileSync(`${outdir}/yiem.cjs`, "utf8").includes(`__yiemVendorSync("spec-validator",${JSON.stringify(SPEC_VALIDATOR)})`)) throw new Error(`yiem.cjs does not load the spec validator: src/config/validate.ts must call requireCjs(${JSON.stringify(SPEC_VALIDATOR)})`);
 
 /** Content hashes of the bundles start.cjs loads (relative to dist/bundle/), part of each code cache entry's name. */
 const hashes = {};

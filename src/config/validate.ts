@@ -1,7 +1,11 @@
 /**
- * Checking a spec against schema/agent.schema.json with ajv (imported on first use, compiled
- * once per process). Every error is reported, one per key, each naming the file, line, key and
- * what was expected; an unknown key names the nearest known one (../nearest-name.ts).
+ * Checking a spec against schema/agent.schema.json. Rules:
+ * - the validator is made on first use, once per process: in the bundle, the one compiled at build
+ *   time (dist/bundle/vendor/spec-validator.cjs, ajv's standalone code with ./spec-ajv-options.ts),
+ *   when it was made from this very schema text (its checksum); else (the sources, tsc's dist/, a
+ *   schema edited since the build) ajv compiles the schema here, ~100 ms of a cold start;
+ * - every error is reported, one per key, each naming the file, line, key and what was expected;
+ *   an unknown key names the nearest known one (../nearest-name.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +18,9 @@ import type { SpecPath } from "../interpolate.js";
 import { knownValid, storeValid } from "./spec-cache.js";
 import { processCacheScope, type CacheScope } from "../cache-dir.js";
 import { newAjv } from "../ajv.js";
+import { requireCjs } from "../require-cjs.js";
+import { checksum } from "../checksum.js";
+import { SPEC_AJV_OPTIONS } from "./spec-ajv-options.js";
 
 /** The published schema, schema/agent.schema.json of this package. */
 export function agentSchemaPath(): string {
@@ -29,11 +36,20 @@ function readSchemaText(): string {
 }
 
 function compileSchema(): Promise<ValidateFunction> {
-  compiled ??= (async () => {
-    const ajv = newAjv({ allErrors: true, verbose: true, allowUnionTypes: true });
-    return ajv.compile(JSON.parse(readSchemaText()));
-  })();
+  compiled ??= (async () => precompiledValidator() ?? newAjv(SPEC_AJV_OPTIONS).compile(JSON.parse(readSchemaText())))();
   return compiled;
+}
+
+/** The validator compiled at build time, when there is one and it was made from the schema text read here (module rules). */
+function precompiledValidator(): ValidateFunction | undefined {
+  let bundled: ValidateFunction & { schemaChecksum?: unknown };
+  try {
+    // The literal name: scripts/bundle.mjs makes this call a load of the vendor bundle (SPEC_VALIDATOR_MODULE).
+    bundled = requireCjs("yiem:spec-validator") as typeof bundled;
+  } catch {
+    return undefined; // not bundled: no such module
+  }
+  return typeof bundled === "function" && bundled.schemaChecksum === checksum(Buffer.from(readSchemaText(), "utf8")) ? bundled : undefined;
 }
 
 /**

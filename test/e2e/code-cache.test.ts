@@ -134,6 +134,21 @@ describe("the bundle's code cache", () => {
     expect(bundle(second)).toEqual({ file: "yiem.cjs", cached: true, rejected: false });
   });
 
+  it("a cold start checks the spec with the validator compiled at build time: ajv never compiles the schema", () => {
+    const cold = yiem(["config"]);
+    expect(cold.code, cold.stderr).toBe(0);
+    expect(cold.compiled.map((c) => c.file)).toContain("vendor/spec-validator.cjs");
+    expect(cold.compiled.map((c) => c.file)).not.toContain("vendor/ajv.cjs");
+    // A bad spec's problems come from that validator, worded as ever (file, line, key, nearest name).
+    const spec = join(dir, "bad.yaml");
+    writeFileSync(spec, "name: bad\nmodel:\n  name: m\n  temprature: 1\nlimits:\n  maxTurns: zero\n");
+    const bad = yiem(["config", "-c", spec]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('bad.yaml:4: unknown key "temprature" in "model" (did you mean "temperature"?)');
+    expect(bad.stderr).toContain('bad.yaml:6: "limits.maxTurns" must be an integer >= 1 (got "zero")');
+    expect(bad.compiled.map((c) => c.file)).not.toContain("vendor/ajv.cjs");
+  });
+
   it("a vendor bundle has an entry of its own (config prints YAML through vendor/yaml.cjs)", () => {
     expect(yiem(["config"]).code).toBe(0);
     const warm = yiem(["config"]);
