@@ -11,7 +11,8 @@
  * - big: a ~1 GB input (`--batch-big-mb`, default 1024) of ~1 KB lines and one of ~100 B lines,
  *   each generated in the workspace in chunks: the time from spawn to the first item (the
  *   server's first request), by default (the check pass reads every line's id first), with
- *   `--full-check` (every line parsed whole first: the 1 KB file only) and with `--no-check`;
+ *   `--full-check` (every line parsed whole first: the 1 KB file only; a row for scale, since
+ *   the flag asks for the whole file to be parsed before anything runs) and with `--no-check`;
  *   each row's note gives the process's peak RSS and page faults by then (/proc, Linux).
  * One run of each (a batch of 1,000 runs is itself the repetition). YIEM_BENCH_BATCH_ITEMS still
  * sets ITEMS when the flag is not given.
@@ -213,7 +214,9 @@ async function firstItemOf(ctx, env, big, flags, name) {
     await exited;
     if (firstRequestAt === null) throw new Error(`no item started within ${FIRST_ITEM_WAIT_MS / 1000} s\n${stderr.slice(-2000)}`);
     const firstMs = firstRequestAt - started;
-    const row = limitRow(name, "—", ms(firstMs), ms(firstMs), `≤ ${ms(FIRST_ITEM_BUDGET_MS)}`, firstMs <= FIRST_ITEM_BUDGET_MS);
+    // `--full-check` asks for every line to be parsed before anything runs: the issue's "starts its first item within a second" is the streamed start's, so that row is for scale.
+    const budgeted = !flags.includes("--full-check");
+    const row = budgeted ? limitRow(name, "—", ms(firstMs), ms(firstMs), `≤ ${ms(FIRST_ITEM_BUDGET_MS)}`, firstMs <= FIRST_ITEM_BUDGET_MS) : limitRow(name, "—", ms(firstMs), ms(firstMs), "for scale (parses every line first)", null);
     if (memory) {
       const costUs = freshPageCostUs();
       row.note = `by the first item: peak RSS ${(memory.peakRssKb / 1024).toFixed(0)} MB, ${memory.minorFaults.toLocaleString("en")} page faults (at ${costUs.toFixed(1)} µs a fresh page on this machine, measured in this run: up to ${((memory.minorFaults * costUs) / 1000).toFixed(0)} ms of CPU, on both threads together)`;
