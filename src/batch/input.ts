@@ -12,7 +12,9 @@
  * - A line starting with `"` is a JSON string: the prompt. Any other line is the prompt as plain
  *   text. Both take their 1-based line number as id.
  * - `id` (or `custom_id`) is a non-empty string of at most MAX_ID_CHARS characters; an integer is
- *   taken as its decimal text.
+ *   taken as its decimal text. `line:N` (N digits) is the id of a bad line's result, so an item
+ *   may not have it (`idOfText`, which reads the id alone, takes it: the item is refused when
+ *   its line is parsed whole).
  * - Every problem is an InputLineError naming the line.
  */
 import type { BatchItem } from "./types.js";
@@ -70,8 +72,18 @@ const ITEM_KEYS = new Set(["id", "prompt", "stdin", "attachments", "vars"]);
 const OPENAI_KEYS = new Set(["custom_id", "method", "url", "body"]);
 const CHAT_URLS = new Set(["/v1/chat/completions", "/chat/completions"]);
 
-function objectItem(object: Record<string, unknown>, line: number): BatchItem {
+/** The ids a bad line's result is recorded under (./runner.ts): an item may not take one, or its result and a bad line's could share an id. */
+const BAD_LINE_ID = /^line:\d+$/;
+
+/** An object line's id for its item: `objectId`, refused when it has a bad line's form. */
+function itemId(object: Record<string, unknown>, line: number): string {
   const id = objectId(object, line);
+  if (BAD_LINE_ID.test(id)) throw new InputLineError(line, `the id ${JSON.stringify(id)} has the form of a bad line's id in the results (line:N): use another`, id);
+  return id;
+}
+
+function objectItem(object: Record<string, unknown>, line: number): BatchItem {
+  const id = itemId(object, line);
   const fail = (reason: string) => new InputLineError(line, reason, id);
   for (const key of Object.keys(object)) {
     if (!ITEM_KEYS.has(key)) throw fail(`unknown key ${JSON.stringify(key)} (an item has id, prompt, stdin, attachments, vars)`);
@@ -100,7 +112,7 @@ function objectItem(object: Record<string, unknown>, line: number): BatchItem {
 }
 
 function openAiItem(object: Record<string, unknown>, line: number): BatchItem {
-  const id = objectId(object, line);
+  const id = itemId(object, line);
   const fail = (reason: string) => new InputLineError(line, reason, id);
   for (const key of Object.keys(object)) {
     if (!OPENAI_KEYS.has(key)) throw fail(`unknown key ${JSON.stringify(key)} (a batch-request line has custom_id, method, url, body)`);

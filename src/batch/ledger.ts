@@ -11,18 +11,22 @@
  *   lose the last second's lines, which `--resume` then runs again.
  * - Without `--resume`, a results file that exists and is not empty is refused (exit 2): a batch
  *   never overwrites or mixes into earlier results by accident.
- * - `--resume`: a torn last line (no newline at the end) is cut off (the file truncated after its
- *   last newline); then ids with a final status (types.ts FINAL_STATUSES) are skipped. Lines with
- *   another status (`aborted`) are dropped from the file (rewritten through a temporary file and
- *   a rename) so that the id's new result is its only line. A complete line that is not a result
- *   is an error naming the line: the file is not a results file, or was edited.
+ * - `--resume`: every complete line must be a result, else an error naming the line (the file is
+ *   not a results file, or was edited), and nothing in the file is changed. Only then is a torn
+ *   last line (no newline at the end) cut off (the file truncated after its last newline), and
+ *   only when it is what a kill leaves: the start of a result line as the writer writes one
+ *   (`{"id":`, not JSON yet). A last line without its newline that is JSON already is a whole
+ *   line: a result gets its newline back; anything else is not a result (an error, as above:
+ *   e.g. `-o` naming an input file by mistake). Then ids with a final status (types.ts
+ *   FINAL_STATUSES) are skipped. Lines with another status (`aborted`) are dropped from the file
+ *   (rewritten through a temporary file and a rename) so that the id's new result is its only line.
  */
-import { open, rename, stat, truncate, type FileHandle } from "node:fs/promises";
+import { appendFile, open, rename, stat, truncate, type FileHandle } from "node:fs/promises";
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { UsageError } from "../errors.js";
 import { atomicTempPath } from "../atomic-write.js";
-import { readTextLines } from "./lines.js";
+import { LineReader, MAX_LINE_BYTES, readTextLines, textLines } from "./lines.js";
 import { FINAL_STATUSES, type BatchResult, type BatchStatus } from "./types.js";
 
 const SYNC_EVERY_MS = 1000;
@@ -58,14 +62,29 @@ export async function openLedger(file: string, resume: boolean): Promise<Ledger>
   });
   if (size <= 0) return ledger;
   if (!resume) throw new UsageError(`-o ${file} already holds results: add --resume to continue that batch, or name a new file`);
-  ledger.repairedTornLine = await cutTornLine(file, size);
+  const whole = await lastNewlineEnd(file, size);
   let pending = 0;
-  for await (const input of readTextLines(file)) {
+  let lines = 0;
+  // The complete lines first; a last line without its newline is judged after them (module rules).
+  for await (const input of textLines(await LineReader.open(file, { start: 0, end: whole }))) {
+    lines = input.line;
     if ("tooLong" in input) throw notResults(file, input.line, "the line is too long");
     if (input.text.trim() === "") continue;
     const { id, status } = resultKey(file, input.line, input.text);
     if (FINAL_STATUSES.has(status)) ledger.done.set(id, status);
     else pending++;
+  }
+  if (whole < size) {
+    if (size - whole > MAX_LINE_BYTES) throw notResults(file, lines + 1, "the line is too long");
+    const result = tornLineResult(file, lines + 1, await readTail(file, whole, size));
+    if (result === undefined) {
+      await truncate(file, whole);
+      ledger.repairedTornLine = true;
+    } else {
+      await appendFile(file, "\n");
+      if (FINAL_STATUSES.has(result.status)) ledger.done.set(result.id, result.status);
+      else pending++;
+    }
   }
   if (pending > 0) {
     await dropUnfinished(file);
@@ -93,8 +112,8 @@ function notResults(file: string, line: number, reason: string): UsageError {
   return new UsageError(`${file} line ${line}: ${reason}: is this a yiem batch results file?`);
 }
 
-/** Cuts the file after its last newline when it does not end with one; true when it cut. */
-async function cutTornLine(file: string, size: number): Promise<boolean> {
+/** The offset right after the file's last newline (0 when it has none); `size` when it ends with one. */
+async function lastNewlineEnd(file: string, size: number): Promise<number> {
   const handle = await open(file, "r");
   try {
     const chunk = Buffer.alloc(64 * 1024);
@@ -103,20 +122,42 @@ async function cutTornLine(file: string, size: number): Promise<boolean> {
       const start = Math.max(0, end - chunk.length);
       const { bytesRead } = await handle.read(chunk, 0, end - start, start);
       const at = chunk.subarray(0, bytesRead).lastIndexOf(0x0a);
-      if (at >= 0) {
-        const keep = start + at + 1;
-        if (keep === size) return false;
-        await handle.close();
-        await truncate(file, keep);
-        return true;
-      }
+      if (at >= 0) return start + at + 1;
       end = start;
     }
+    return 0;
   } finally {
-    await handle.close().catch(() => {});
+    await handle.close();
   }
-  await truncate(file, 0);
-  return true;
+}
+
+/** The bytes `start`..`end` of `file` as text (the last line, which has no newline). */
+async function readTail(file: string, start: number, end: number): Promise<string> {
+  const handle = await open(file, "r");
+  try {
+    const bytes = Buffer.alloc(end - start);
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, start);
+    return bytes.toString("utf8", 0, bytesRead).replace(/\r$/, "");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** How the writer starts every line (JSON.stringify of a result: its id first). */
+const RESULT_LINE_START = '{"id":';
+
+/**
+ * The last line of `file` (line `line`), which has no newline (see module rules): undefined when it
+ * is a torn result line (to be cut off); the result when it is a whole one; else an error.
+ */
+function tornLineResult(file: string, line: number, text: string): { id: string; status: BatchStatus } | undefined {
+  try {
+    JSON.parse(text);
+  } catch {
+    if (text.startsWith(RESULT_LINE_START)) return undefined;
+    throw notResults(file, line, "the last line has no newline and is not the start of a result");
+  }
+  return resultKey(file, line, text);
 }
 
 /** Rewrites the file with its final lines only (temporary file, then rename). */

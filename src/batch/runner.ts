@@ -146,10 +146,13 @@ export interface RunTally extends Omit<BatchSummary, "durationMs" | "total"> {
   /** Items of this shard seen so far by the run pass. */
   seen: number;
   running: number;
+  /** Of the skipped items (`--resume`), those whose earlier result is `error` / `limit`: they count for the exit code as this run's own do. */
+  skippedError: number;
+  skippedLimit: number;
 }
 
 export function emptyTally(): RunTally {
-  return { seen: 0, ok: 0, error: 0, limit: 0, aborted: 0, skipped: 0, running: 0, usage: zeroUsage() };
+  return { seen: 0, ok: 0, error: 0, limit: 0, aborted: 0, skipped: 0, running: 0, usage: zeroUsage(), skippedError: 0, skippedLimit: 0 };
 }
 
 /** Counts one result into `tally`. */
@@ -171,8 +174,11 @@ export async function runItems(options: RunItemsOptions, tally: RunTally): Promi
       const id = idOf(step.value);
       if (!inShard(source, "bad" in step.value ? step.value.key : id)) continue;
       tally.seen++;
-      if (source.done.has(id)) {
+      const earlier = source.done.get(id);
+      if (earlier !== undefined) {
         tally.skipped++;
+        if (earlier === "error") tally.skippedError++;
+        else if (earlier === "limit") tally.skippedLimit++;
         continue;
       }
       return step.value;

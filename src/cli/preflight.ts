@@ -57,6 +57,18 @@ export function writtenFileProblem(file: string, noun: string, cwd?: string): st
   return undefined;
 }
 
+/**
+ * Whether the paths `a` and `b` name one file: the same path, or (both existing) the same device
+ * and inode, so a symbolic or hard link to a file is that file. A results file that is the input
+ * would be overwritten or truncated by the batch.
+ */
+export function sameFile(a: string, b: string): boolean {
+  if (resolve(a) === resolve(b)) return true;
+  const first = statSync(a, { throwIfNoEntry: false });
+  const second = first && statSync(b, { throwIfNoEntry: false });
+  return first !== undefined && second !== undefined && first.dev === second.dev && first.ino === second.ino;
+}
+
 /** Under strict loading, the error naming every load problem; undefined when not strict or none. */
 export function strictLoadError(spec: ResolvedSpec, problems: LoadProblem[], cwd: string): UsageError | undefined {
   if (!spec.strict || problems.length === 0) return undefined;

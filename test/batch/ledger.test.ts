@@ -78,6 +78,38 @@ describe("openLedger", () => {
     expect(await readFile(file, "utf8")).toBe("");
   });
 
+  it("--resume changes nothing in a file that is not a results file: every complete line is checked before a last line is cut", async () => {
+    // An input named as -o by mistake: its one line has no newline, and is JSON but no result.
+    const input = join(dir, "an-input.jsonl");
+    await writeFile(input, '{"id":"a","prompt":"x"}');
+    await expect(openLedger(input, true)).rejects.toThrow(`${input} line 1: not a result (it needs "id" and "status")`);
+    expect(await readFile(input, "utf8")).toBe('{"id":"a","prompt":"x"}');
+    // Two input lines: the first is named, the second (no newline) is not cut.
+    await writeFile(input, '{"id":"a","prompt":"x"}\n{"id":"b","prompt":"y"}');
+    await expect(openLedger(input, true)).rejects.toThrow(`${input} line 1: not a result`);
+    expect(await readFile(input, "utf8")).toBe('{"id":"a","prompt":"x"}\n{"id":"b","prompt":"y"}');
+    // Notes without a newline: not the start of a result line.
+    const notes = join(dir, "notes.txt");
+    await writeFile(notes, "remember the milk");
+    await expect(openLedger(notes, true)).rejects.toThrow(`${notes} line 1: the last line has no newline and is not the start of a result`);
+    expect(await readFile(notes, "utf8")).toBe("remember the milk");
+    // Results, a line that is not one, and a torn last line: the error, and the torn line still there.
+    const edited = join(dir, "edited.jsonl");
+    const text = line(result("a")) + "oops\n" + '{"id":"t","sta';
+    await writeFile(edited, text);
+    await expect(openLedger(edited, true)).rejects.toThrow(`${edited} line 2: not JSON`);
+    expect(await readFile(edited, "utf8")).toBe(text);
+  });
+
+  it("--resume keeps a last line that is a whole result without its newline, and gives it the newline", async () => {
+    const file = join(dir, "no-final-newline.jsonl");
+    await writeFile(file, line(result("a")) + JSON.stringify(result("b", "error")));
+    const ledger = await openLedger(file, true);
+    expect(ledger).toMatchObject({ repairedTornLine: false, dropped: 0 });
+    expect([...ledger.done]).toEqual([["a", "ok"], ["b", "error"]]);
+    expect(await readFile(file, "utf8")).toBe(line(result("a")) + line(result("b", "error")));
+  });
+
   it("names a complete line that is not a result", async () => {
     const file = join(dir, "other.jsonl");
     await writeFile(file, line(result("a")) + '{"hello": 1}\n');

@@ -11,7 +11,7 @@ import { mergeResults } from "../../batch/merge.js";
 import { reportUsageError } from "../errors.js";
 import { EXIT } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { writtenFileProblem } from "../preflight.js";
+import { sameFile, writtenFileProblem } from "../preflight.js";
 import { ownWrite } from "../../channels/guard.js";
 
 export async function handler(argv: Record<string, unknown>, io: CliIo): Promise<number> {
@@ -22,9 +22,10 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   else {
     const problem = writtenFileProblem(output, "merged file");
     if (problem) problems.push(problem);
-    if (files.includes(output)) problems.push(`-o ${String(argv.output)} is one of the files to merge: name another`);
+    if (files.some((file) => sameFile(file, output))) problems.push(`-o ${String(argv.output)} is one of the files to merge: name another`);
   }
   const input = argv.input === undefined ? undefined : resolve(io.cwd, String(argv.input));
+  if (output && input && sameFile(input, output)) problems.push(`-o ${String(argv.output)} is the --input file: name another`);
   for (const file of input ? [...files, input] : files) {
     const stats = statSync(file, { throwIfNoEntry: false });
     if (!stats) problems.push(`${file}: not found`);
@@ -51,6 +52,6 @@ export async function handler(argv: Record<string, unknown>, io: CliIo): Promise
   if (more > 0) lines.push(`… and ${more} more problems (the counts are in the report on stdout)`);
   if (lines.length > 0) ownWrite(() => io.stderr.write(lines.map((line) => `yiem batch merge: ${line}\n`).join("")));
   const { printJson } = await import("../output.js");
-  await printJson({ output: output!, ...report }, io.stdout);
+  await printJson({ output: output!, ...report }, io.stdout, { indent: 0 });
   return report.complete ? EXIT.ok : EXIT.failure;
 }

@@ -14,9 +14,10 @@
  *   then are stopped and recorded `aborted`; exit 128 + the signal's number. A second signal
  *   exits at once (written results stay; the rest runs again on --resume). `--batch-timeout`
  *   does the same without a grace, exit 3.
- * - Exit code (docs/batch.md, "Exit codes"): a signal's; else 1 when any item ended `error` or a
- *   result could not be written; else 3 when any ended `limit` or the batch deadline left items
- *   unfinished; else 0. A usage or input problem before the batch starts is 2.
+ * - Exit code (docs/batch.md, "Exit codes"): a signal's; else 1 when any item ended `error` (also
+ *   one `--resume` skipped: its earlier result) or a result could not be written; else 3 when any
+ *   ended `limit` (the same) or the batch deadline left items unfinished; else 0. A usage or input
+ *   problem before the batch starts is 2.
  */
 import { randomUuid } from "../../random-id.js";
 import { createWriteStream, statSync } from "node:fs";
@@ -54,7 +55,7 @@ import type { CliIo } from "../io.js";
 import { STDIN_MARK } from "../stdin-mark.js";
 import { installSignalHandlers, type SignalHandling } from "../signals.js";
 import { callCacheScope, findLoadProblems, loadProblemMessage, loadRegistry, loadSpecFromArgv, withMcp } from "../setup.js";
-import { strictLoadError, writtenFileProblem } from "../preflight.js";
+import { sameFile, strictLoadError, writtenFileProblem } from "../preflight.js";
 import { refuseFinalAnswerClash } from "../structured-output.js";
 import { itemMessages, runBatchItem, type BatchRunShared } from "./batch-items.js";
 
@@ -259,8 +260,8 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   });
   if (writeFailure) sink.batch({ type: "warning", message: writeFailure });
   const code = signals.received ? exitCodeForSignal(signals.received)
-    : tally.error > 0 || writeFailure ? EXIT.failure
-    : tally.limit > 0 || tally.aborted > 0 || timedOut ? EXIT.limit
+    : tally.error > 0 || tally.skippedError > 0 || writeFailure ? EXIT.failure
+    : tally.limit > 0 || tally.skippedLimit > 0 || tally.aborted > 0 || timedOut ? EXIT.limit
     : EXIT.ok;
   sink.progress(progressOf(tally, total, elapsed()), true);
   const finished = tally.ok + tally.error + tally.limit + tally.aborted;
@@ -345,7 +346,7 @@ function batchFlags(argv: Record<string, unknown>, io: CliIo, problems: string[]
     check: argv.check !== false,
     fullCheck: argv["full-check"] === true,
   };
-  if (flags.input !== "" && flags.input !== "-" && flags.input === flags.output) problems.push("the input and the results file are the same file: name another -o");
+  if (flags.input !== "" && flags.input !== "-" && flags.output !== "" && sameFile(flags.input, flags.output)) problems.push("the input and the results file are the same file: name another -o");
   if (flags.input !== "" && flags.input !== "-") {
     problems.push(...inputFileProblem(flags.input, input));
   }
