@@ -149,10 +149,12 @@ export interface RunTally extends Omit<BatchSummary, "durationMs" | "total"> {
   /** Of the skipped items (`--resume`), those whose earlier result is `error` / `limit`: they count for the exit code as this run's own do. */
   skippedError: number;
   skippedLimit: number;
+  /** Whether the run pass read the input to its end (so `seen` is every item of this shard). */
+  reachedEnd: boolean;
 }
 
 export function emptyTally(): RunTally {
-  return { seen: 0, ok: 0, error: 0, limit: 0, aborted: 0, skipped: 0, running: 0, usage: zeroUsage(), skippedError: 0, skippedLimit: 0 };
+  return { seen: 0, ok: 0, error: 0, limit: 0, aborted: 0, skipped: 0, running: 0, usage: zeroUsage(), skippedError: 0, skippedLimit: 0, reachedEnd: false };
 }
 
 /** Counts one result into `tally`. */
@@ -170,6 +172,7 @@ export async function runItems(options: RunItemsOptions, tally: RunTally): Promi
     for (;;) {
       if (stopStarting.aborted) return null;
       const step = await iterator.next();
+      if (step.done) tally.reachedEnd = true;
       if (step.done || stopStarting.aborted) return null;
       const id = idOf(step.value);
       if (!inShard(source, "bad" in step.value ? step.value.key : id)) continue;

@@ -46,15 +46,16 @@ export interface BatchProgressBody {
 
 export interface BatchEndBody {
   type: "batchEnd";
-  total: number;
+  /** Items this batch covers; null when it stopped before it could count them (a signal during the check pass or while stdin was read, or a stop of a `--no-check` batch before the input's end). */
+  total: number | null;
   ok: number;
   error: number;
   limit: number;
   aborted: number;
   /** Items a `--resume` found already done, or another shard's. */
   skipped: number;
-  /** Items of this batch that never started (a signal, the batch deadline, a failed write). */
-  notRun: number;
+  /** Items of this batch that never started (a signal, the batch deadline, a failed write); null when `total` is. */
+  notRun: number | null;
   usage: Usage;
   costUsd?: number;
   durationMs: number;

@@ -76,6 +76,40 @@ describe("limits", () => {
   });
 });
 
+describe("a signal before the items are all counted", () => {
+  it("during the check pass: nothing starts, exit 143, batchEnd's total and notRun are null (not the part the check had read)", async () => {
+    fixture.server = await startChatServer((request) => itemReply(request));
+    await writeFile(join(fixture.dir, "sig-check.jsonl"), objectLines(20_000));
+    const r = await yiem(["sig-check.jsonl", "-o", join(fixture.dir, "sig-check-out.jsonl"), "--full-check"], { onSignals: (signals) => setImmediate(() => signals.emit("SIGTERM")) });
+    expect(r.code).toBe(143);
+    expect(fixture.server.received).toHaveLength(0);
+    expect(r.events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 143, total: null, notRun: null, ok: 0 });
+    assertBatchStream(r.events, { started: false });
+  });
+
+  it("--no-check, stopped before the input's end: total and notRun are null; read to its end, they are counted", async () => {
+    fixture.server = await startChatServer(async (request) => {
+      await sleep(50);
+      return itemReply(request);
+    });
+    await writeFile(join(fixture.dir, "sig-nc.jsonl"), objectLines(8));
+    const stopped = await yiem(["sig-nc.jsonl", "-o", join(fixture.dir, "sig-nc-out.jsonl"), "--no-check", "-j", "2"], {
+      onSignals: (signals) => {
+        const timer = setInterval(() => {
+          if (fixture.server!.received.length < 2) return;
+          clearInterval(timer);
+          signals.emit("SIGINT");
+        }, 10);
+      },
+    });
+    expect(stopped.code).toBe(130);
+    expect(stopped.events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 130, ok: 2, total: null, notRun: null });
+    const whole = await yiem(["sig-nc.jsonl", "-o", join(fixture.dir, "sig-nc-whole.jsonl"), "--no-check", "-j", "4"]);
+    expect(whole.code).toBe(0);
+    expect(whole.events.at(-1)).toMatchObject({ type: "batchEnd", total: 8, ok: 8, notRun: 0 });
+  });
+});
+
 describe("modes", () => {
   it("--no-check starts without the check pass: total unknown, a bad line becomes its error result", async () => {
     fixture.server = await startChatServer((request) => itemReply(request));

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { startChatServer } from "../support/chat-server.js";
 import { baseEnv, parseNdjson, runCli, yiemBin } from "../support/cli.js";
-import { assertBatchStream, itemReply, objectLines, promptOf, useBatchProject } from "../support/batch.js";
+import { assertBatchStream, assertEventsValid, itemReply, objectLines, promptOf, useBatchProject } from "../support/batch.js";
 
 const project = useBatchProject();
 
@@ -123,5 +123,27 @@ describe("yiem batch killed", () => {
     expect(after.map((r) => r.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `item-${i}`).sort());
     expect(after.every((r) => r.status === "ok")).toBe(true);
     expect(resumed.events.find((e) => e.type === "warning")!.message).toContain(`${aborted.length} result${aborted.length === 1 ? "" : "s"} without a final status (aborted) removed`);
+  });
+
+  it("SIGTERM while stdin is still open: the copy stops at once, nothing starts, exit 143, and batchEnd says the items were not counted", async () => {
+    project.server = await startChatServer((request) => itemReply(request));
+    const file = join(project.dir, "stdin-term-results.jsonl");
+    const child = spawn(process.execPath, [yiemBin, "batch", "-", "-o", file], { cwd: project.dir, env: baseEnv(env()), stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    // One item, and a producer that keeps the pipe open.
+    child.stdin!.write('{"id":"a","prompt":"x"}\n');
+    await sleep(1500);
+    const signalledAt = Date.now();
+    child.kill("SIGTERM");
+    expect(await exited, stderr).toBe(143);
+    // Not held until stdin closes (it never does here).
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    child.stdin!.destroy();
+    expect(project.server.received).toHaveLength(0);
+    const events = parseNdjson(stderr);
+    expect(events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 143, total: null, notRun: null, ok: 0 });
+    assertEventsValid(events);
   });
 });

@@ -156,7 +156,7 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
   const redact = createRedactor(secrets);
   // Messages name the input as the user gave it: "stdin", never the private copy spoolStdin makes.
   const inputName = flags.input === "-" ? "stdin" : flags.input;
-  if (flags.input === "-") flags.input = await spoolStdin(io, cleanup);
+  if (flags.input === "-") flags.input = await spoolStdin(io, cleanup, stopStarting.signal);
   const ledger = await openLedger(flags.output, flags.resume);
   if (ledger.repairedTornLine) sink.batch({ type: "warning", message: `${flags.output}: its last line was cut off (the batch was killed while writing it); it was removed and that item runs again` });
   if (ledger.dropped > 0) sink.batch({ type: "warning", message: `${flags.output}: ${ledger.dropped} result${ledger.dropped === 1 ? "" : "s"} without a final status (aborted) removed; those items run again` });
@@ -174,6 +174,12 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     rangeScans,
   };
   const report = flags.check ? await checkInput(source, stopStarting.signal) : undefined;
+  // A signal before anything started (while stdin was read, the spec loaded or the check ran): nothing starts, and the items were not all counted.
+  if (stopStarting.signal.aborted) {
+    const code = exitCodeForSignal(signals.received ?? "SIGTERM");
+    sink.batch(endBody({ total: null, notRun: null, durationMs: Math.round(performance.now() - startedAt), exitCode: code }));
+    return code;
+  }
   if (report && report.problemCount > 0 && !flags.skipBadLines && !signals.received) {
     const more = report.problemCount > report.problems.length ? `\n  … and ${report.problemCount - report.problems.length} more` : "";
     throw new UsageError(`${inputName}: ${report.problemCount} bad line${report.problemCount === 1 ? "" : "s"}, so nothing ran (--skip-bad-lines records them as errors and runs the rest):\n${report.problems.map((p) => `  ${p}`).join("\n")}${more}`);
@@ -265,15 +271,17 @@ async function runBatch(argv: Record<string, unknown>, io: CliIo, sink: BatchSin
     : EXIT.ok;
   sink.progress(progressOf(tally, total, elapsed()), true);
   const finished = tally.ok + tally.error + tally.limit + tally.aborted;
+  // Without a (whole) check, the items are counted only when the run pass read the input to its end.
+  const counted = total ?? (tally.reachedEnd ? tally.seen : null);
   sink.batch({
     type: "batchEnd",
-    total: total ?? tally.seen,
+    total: counted,
     ok: tally.ok,
     error: tally.error,
     limit: tally.limit,
     aborted: tally.aborted,
     skipped: tally.skipped,
-    notRun: Math.max(0, (total ?? tally.seen) - tally.skipped - finished),
+    notRun: counted === null ? null : Math.max(0, counted - tally.skipped - finished),
     usage: tally.usage,
     ...(tally.costUsd !== undefined ? { costUsd: round6(tally.costUsd) } : {}),
     durationMs: Math.round(elapsed()),
@@ -368,14 +376,29 @@ function inputFileProblem(file: string, given: string): string[] {
 
 
 /** stdin copied to a private temporary file (see module rules); the file's path. */
-async function spoolStdin(io: CliIo, cleanup: Array<() => Promise<unknown>>): Promise<string> {
+async function spoolStdin(io: CliIo, cleanup: Array<() => Promise<unknown>>, stop: AbortSignal): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "yiem-batch-"));
   cleanup.push(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, "input.jsonl");
   const out = createWriteStream(file, { flags: "wx", mode: 0o600 });
   if (io.stdinKind !== "readable") throw new UsageError("input -: stdin is not a pipe or a file (pipe the input in, or name a file)");
-  for await (const chunk of io.stdin as AsyncIterable<Buffer>) {
-    if (!out.write(chunk)) await once(out, "drain");
+  // A signal ends the copy at once: a producer that keeps writing (or never closes the pipe) cannot hold the batch.
+  const stopped = new Promise<null>((resolve) => (stop.aborted ? resolve(null) : stop.addEventListener("abort", () => resolve(null), { once: true })));
+  const chunks = (io.stdin as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = chunks.next();
+      next.catch(() => {});
+      const step = await Promise.race([next, stopped]);
+      if (step === null || step.done) break;
+      if (!out.write(step.value)) await once(out, "drain");
+    }
+  } finally {
+    // Not `chunks.return()`: it would wait for the read in flight, which may never end.
+    if (stop.aborted) {
+      io.stdin.unref?.();
+      io.stdin.destroy?.();
+    }
   }
   out.end();
   await once(out, "finish");

@@ -133,7 +133,7 @@ export function barText(p: BatchProgressBody, columns: number): string {
 
 function summaryLine(end: BatchEndBody, style: ReturnType<typeof createStyle>): string {
   const cost = end.costUsd !== undefined ? `, $${end.costUsd}` : "";
-  const notRun = end.notRun > 0 ? `, ${formatCount(end.notRun)} not run` : "";
+  const notRun = end.notRun === null ? " (stopped before the items were counted)" : end.notRun > 0 ? `, ${formatCount(end.notRun)} not run` : "";
   const text = `batch done in ${formatDuration(end.durationMs)}: ${formatCount(end.ok)} ok, ${formatCount(end.error)} error, ${formatCount(end.limit)} limit, ${formatCount(end.aborted)} aborted, ${formatCount(end.skipped)} skipped${notRun}; ${formatCount(end.usage.totalTokens)} tokens${cost}; exit ${end.exitCode}`;
   return end.exitCode === 0 ? style.green(text) : style.red(text);
 }

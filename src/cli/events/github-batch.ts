@@ -51,7 +51,7 @@ export function createGithubBatchSink(io: Pick<CliIo, "stderr" | "env" | "host">
           write(workflowCommand("warning", body.message, { title: "yiem batch: warning" }));
           return;
         case "batchEnd": {
-          const notRun = body.notRun > 0 ? `, ${body.notRun} not run` : "";
+          const notRun = body.notRun === null ? " (stopped before the items were counted)" : body.notRun > 0 ? `, ${body.notRun} not run` : "";
           const cost = body.costUsd !== undefined ? `, $${body.costUsd}` : "";
           const counts = `${body.ok} ok, ${body.error} error, ${body.limit} limit, ${body.aborted} aborted, ${body.skipped} skipped${notRun}; ${body.usage.totalTokens} tokens${cost}; ${Math.round(body.durationMs)} ms`;
           if (body.exitCode === 0) write(workflowCommand("notice", counts, { title: "yiem batch done" }));
