@@ -123,8 +123,8 @@ export function printResult(
   sessionId: string | null = null,
 ): Promise<void> {
   if (format === "json") return writeJsonLine(resultToJson(result, exitCode, sessionId), stream, undefined);
-  // With an output schema stdout is the JSON value alone, one line, or nothing when there is none.
-  if (result.structured !== undefined) return result.structured === null ? Promise.resolve() : writeJsonLine(result.structured, stream, undefined);
+  // With an output schema stdout is the JSON value alone, one line (`null` too, when the schema allows it), or nothing when no answer validated.
+  if (result.structured !== undefined) return (result.answered ?? result.structured !== null) ? writeJsonLine(result.structured, stream, undefined) : Promise.resolve();
   if (result.text === "") return Promise.resolve();
   return writeOut(stream, `${forTerminal(result.text, stream)}\n`);
 }

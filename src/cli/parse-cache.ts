@@ -18,6 +18,7 @@ import { cacheFolder, cacheSignature, processCacheScope, readCacheFile, signatur
 import { noteUsed, pruneCacheFolder } from "../cache-prune.js";
 import { loadedBundleHash } from "../code-cache.js";
 import { nameHash } from "../name-hash.js";
+import { survivesJson } from "../plain-json.js";
 import { commandWordOf } from "./command-word.js";
 
 const TAG = "yiem-parse-1";
@@ -64,7 +65,7 @@ export function keepParse(args: string[], argv: Record<string, unknown>): void {
     const entry = entryOf(args);
     // yargs' verdict must name the command word told before it ran: `--model tools run …` is a
     // run line (its option's value read as the word), and run lines are not kept.
-    if (entry === null || !plainJson(argv) || !Array.isArray(argv._) || String(argv._[0]) !== commandWordOf(args)) return;
+    if (entry === null || !survivesJson(argv) || !Array.isArray(argv._) || String(argv._[0]) !== commandWordOf(args)) return;
     const body = JSON.stringify(argv);
     const signature = cacheSignature(processCacheScope(), TAG, entry.key, body);
     if (signature === null) return;
@@ -80,13 +81,3 @@ function isArgv(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && Array.isArray((value as { _?: unknown })._);
 }
 
-/** Whether `value` survives JSON unchanged: strings, finite numbers, booleans, null, and arrays and plain objects of them. */
-function plainJson(value: unknown): boolean {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
-  if (typeof value === "number") return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every(plainJson);
-  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.values(value as Record<string, unknown>).every((item) => item === undefined || plainJson(item));
-  }
-  return false;
-}

@@ -11,6 +11,8 @@
  *   signature (../cache-dir.ts: UNSIGNED in an owned cache, an HMAC in a signed one), so an entry
  *   planted in a signed cache (a checkout shipping one) never matches: it is ignored;
  * - entries unused for 30 days are pruned (cache-dir.ts);
+ * - only values that survive JSON unchanged are kept or looked up (../plain-json.ts): a YAML
+ *   `!!timestamp` (a Date) would come back as a string, which the schema may accept;
  * - the cache is the caller's (`scope`: the CLI's io, cache-dir.ts);
  * - the cache is an optimisation only: every read or write failure is ignored.
  */
@@ -18,6 +20,7 @@ import { join } from "node:path";
 import { cacheFolder, cacheSignature, readCacheFile, signatureMatches, writeCacheFile, type CacheScope } from "../cache-dir.js";
 import { noteUsed, pruneCacheFolder } from "../cache-prune.js";
 import { nameHash } from "../name-hash.js";
+import { survivesJson } from "../plain-json.js";
 
 const FORMAT = "spec-cache-3";
 
@@ -82,14 +85,14 @@ export function cachedParse(scope: CacheScope, file: string, text: string): { va
 }
 
 export function storeParse(scope: CacheScope, file: string, text: string, value: unknown): void {
-  write(scope, parseEntry(file, text), value);
+  if (survivesJson(value)) write(scope, parseEntry(file, text), value);
 }
 
-/** Whether `value` was already found valid against the schema with text `schemaText`. */
+/** Whether `value` was already found valid against the schema with text `schemaText` (never for a value JSON would change: its JSON is another value's). */
 export function knownValid(scope: CacheScope, value: unknown, schemaText: string): boolean {
-  return read(scope, validEntry(value, schemaText)) !== undefined;
+  return survivesJson(value) && read(scope, validEntry(value, schemaText)) !== undefined;
 }
 
 export function storeValid(scope: CacheScope, value: unknown, schemaText: string): void {
-  write(scope, validEntry(value, schemaText), true);
+  if (survivesJson(value)) write(scope, validEntry(value, schemaText), true);
 }

@@ -256,7 +256,7 @@ export async function runAgent(options: RunAgentOptions): Promise<RunResult> {
   warningsOpen = false;
   const structured = output ? { structured: output.value ?? null } : {};
   frame.end({ stopReason, turns, toolCalls: toolCallCount, usage: { ...usage }, durationMs, ...(error !== undefined ? { error } : {}), model: options.provider.model, finishReason, ...structured });
-  return { runId, model: options.provider.model, text, stopReason, turns, toolCalls: toolCallCount, usage: pricedUsage({ ...usage }, options.pricing), durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}), ...structured };
+  return { runId, model: options.provider.model, text, stopReason, turns, toolCalls: toolCallCount, usage: pricedUsage({ ...usage }, options.pricing), durationMs, finishReason, messages, ...(error !== undefined ? { error } : {}), ...structured, ...(output ? { answered: output.answered } : {}) };
 }
 
 function rejectAll(calls: ToolCall[], reason: string, ctx: { turn: number; emit: Emit }): FinishedCall[] {

@@ -50,6 +50,8 @@ export interface StructuredOutput {
   afterBatch(finished: FinishedCall[]): OutputVerdict | null;
   /** The accepted value; undefined while there is none. */
   readonly value: unknown;
+  /** Whether an answer was accepted (its value may be null). */
+  readonly answered: boolean;
   /** The last invalid answer ("" when none). */
   readonly lastInvalid: string;
   /** A model failure's message, with the hint for a server that refuses response_format. */
@@ -80,9 +82,10 @@ export function createStructuredOutput(contract: OutputContract, registry: ToolR
   };
 
   /** The state getters on the mode's object (a spread would copy their values once). */
-  const withState = (part: Omit<StructuredOutput, "value" | "lastInvalid">): StructuredOutput =>
+  const withState = (part: Omit<StructuredOutput, "value" | "answered" | "lastInvalid">): StructuredOutput =>
     Object.defineProperties(part, {
       value: { get: () => accepted?.value, enumerable: true },
+      answered: { get: () => accepted !== undefined, enumerable: true },
       lastInvalid: { get: () => lastInvalid, enumerable: true },
     }) as StructuredOutput;
 
@@ -93,8 +96,9 @@ export function createStructuredOutput(contract: OutputContract, registry: ToolR
       responseFormat: { name: "output", schema, strict: strictSchemaProblem(schema) === null },
       async onAnswer(text) {
         const parsed = parseAnswer(text);
-        const errors = parsed.ok ? await validateValue(schema, parsed.value) : [`the answer is not JSON (${parsed.error})`];
-        if (errors.length === 0) return accept(parsed.ok ? parsed.value : undefined);
+        const checked = parsed.ok ? await validatedValue(schema, parsed.value) : { ok: false as const, errors: [`the answer is not JSON (${parsed.error})`] };
+        if (checked.ok) return accept(checked.value);
+        const errors = checked.errors;
         const list = errors.map((e) => `- ${e}`).join("\n");
         return countInvalid(text, errors.join("; "), `Your answer does not match the required JSON Schema:\n${list}\nAnswer again with only the corrected JSON value.`);
       },
@@ -121,7 +125,8 @@ export function createStructuredOutput(contract: OutputContract, registry: ToolR
     isToolAllowed: (name) => name === FINAL_ANSWER_TOOL || isToolAllowed(name),
     async onAnswer(text) {
       const parsed = parseAnswer(text);
-      if (parsed.ok && (await validateValue(schema, parsed.value)).length === 0) return accept(parsed.value);
+      const checked = parsed.ok ? await validatedValue(schema, parsed.value) : undefined;
+      if (checked?.ok) return accept(checked.value);
       if (!askedForTool) {
         askedForTool = true;
         return { kind: "retry", message: { role: "user", content: `You answered in text. ${nudge}` } };
@@ -153,9 +158,29 @@ function isObjectSchema(schema: JsonSchema): boolean {
   return schema.type === "object";
 }
 
-/** Validation errors of `value` (one line each; [] when valid). Objects are validated in place: defaults and coercion apply. */
-async function validateValue(schema: JsonSchema, value: unknown): Promise<string[]> {
-  return validateAgainstSchema(schema, value as Record<string, unknown>);
+/**
+ * The value an answer stands for after validation (defaults and scalar coercion applied, as to
+ * tool arguments), or its errors (one line each). The value is validated inside a holder object,
+ * as the final-answer tool's wrapped schema holds it, so that a coerced value at the root (the
+ * string "5" for an integer schema) is the value kept, not the string that only passed.
+ */
+async function validatedValue(schema: JsonSchema, value: unknown): Promise<{ ok: true; value: unknown } | { ok: false; errors: string[] }> {
+  const holder: Record<string, unknown> = { value };
+  const errors = await validateAgainstSchema(holderSchema(schema), holder);
+  return errors.length === 0 ? { ok: true, value: holder.value } : { ok: false, errors: errors.map(unheld) };
+}
+
+/** An error line of the holder as the value's own (./tools/validate.ts words a root error `(arguments): …`, a field's `a.b: …`). */
+function unheld(line: string): string {
+  return line.startsWith("value: ") ? `(arguments)${line.slice("value".length)}` : line.startsWith("value.") ? line.slice("value.".length) : line;
+}
+
+/** `schema` as the one property `value` of an object (the final-answer tool's parameters for a schema that is no object); kept per schema, so its validator is compiled once. */
+const holders = new WeakMap<JsonSchema, JsonSchema>();
+function holderSchema(schema: JsonSchema): JsonSchema {
+  let holder = holders.get(schema);
+  if (!holder) holders.set(schema, (holder = { type: "object", properties: { value: schema }, required: ["value"], additionalProperties: false }));
+  return holder;
 }
 
 /** The JSON value of an answer's text; one surrounding ``` fence (```json …) is allowed. */

@@ -205,6 +205,8 @@ export interface RunResult {
    * ended without one (then `text` holds the last invalid answer, if any). Absent without `output`.
    */
   structured?: unknown;
+  /** With `output`: whether an answer validated, so a `structured` of null is that answer (a schema may allow null). Absent without `output`. */
+  answered?: boolean;
 }
 
 // ---- events ----

@@ -157,6 +157,37 @@ describe("--output-schema, tool mode (the default)", () => {
     expect(r.end.stopReason).toBe("completed");
   });
 
+  it("a text answer whose root value passes only by coercion is taken as the coerced value, not as it was written", async () => {
+    // "5" for an integer schema: valid as 5 (scalars are coerced, as in tool arguments); stdout and structured say 5.
+    server = await startChatServer([reply.stream({ content: '"5"' })]);
+    const r = await run(["--output-schema", '{"type":"integer"}', "--output", "json", "Count"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ stopReason: "completed", structured: 5 });
+    // 5 for a string enum of "5": "5".
+    server = await startChatServer([reply.stream({ content: "5" })]);
+    const s = await run(["--output-schema", '{"type":"string","enum":["5"]}', "Name"]);
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stdout).toBe('"5"\n');
+    // A root error still reads as before (native mode, whose errors go back to the model): `(arguments): …`.
+    server = await startChatServer([reply.stream({ content: '"five"' }), reply.stream({ content: '"six"' })]);
+    const bad = await run(["--output-schema", '{"type":"integer"}', "Count"], join(dir, "native"));
+    expect(bad.code).toBe(3);
+    expect(bad.end.error).toContain("(arguments): must be integer");
+    expect(server.requests[1].messages.at(-1).content).toContain("- (arguments): must be integer");
+  });
+
+  it("an answer of null that the schema allows is printed as null (exit 0), not as no answer", async () => {
+    server = await startChatServer([reply.stream({ content: "null" })]);
+    const r = await run(["--output-schema", '{"type":["integer","null"]}', "Count"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("null\n");
+    // The final-answer tool's null, too.
+    server = await startChatServer([reply.stream({ toolCalls: [finalCall({ value: null })] })]);
+    const t = await run(["--output-schema", '{"type":["integer","null"]}', "Count"]);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toBe("null\n");
+  });
+
   it("a schema that is not an object is wrapped as the tool's one property value", async () => {
     server = await startChatServer([reply.stream({ toolCalls: [finalCall({ value: ["a", "b"] })] })]);
     const r = await run(["--output-schema", '{"type":"array","items":{"type":"string"}}', "List"]);

@@ -55,4 +55,17 @@ describe("spec cache", () => {
     project.write("agent.config.yaml", "model: m\nname: second\n");
     expect((await load()).name).toBe("second");
   });
+
+  it("a value JSON would change (a YAML timestamp, .inf) is never cached: warm and cold give the same error", async () => {
+    project = tempProject({ "agent.config.yaml": "model: m\nname: !!timestamp 2024-05-01\n" });
+    for (let run = 0; run < 2; run++) await expect(load()).rejects.toThrow('agent.config.yaml:2: "name" must be a non-empty string (got an object)');
+    // A valid spec of the same JSON (the timestamp's ISO string) is cached valid; the timestamp still is not taken for it.
+    project.write("agent.config.yaml", 'model: m\nname: "2024-05-01T00:00:00.000Z"\n');
+    expect((await load()).name).toBe("2024-05-01T00:00:00.000Z");
+    project.write("agent.config.yaml", "model: m\nname: !!timestamp 2024-05-01\n");
+    await expect(load()).rejects.toThrow('"name" must be a non-empty string (got an object)');
+    project.write("agent.config.yaml", "model: m\nlimits: { maxCostUsd: .inf }\n");
+    const first = await load().then((spec) => spec.limits.maxCostUsd, (error: Error) => error.message);
+    expect(await load().then((spec) => spec.limits.maxCostUsd, (error: Error) => error.message)).toEqual(first);
+  });
 });
