@@ -8,7 +8,7 @@ import { packageVersion } from "../package-info.js";
 import { requireCjs } from "../require-cjs.js";
 import type { CliIo } from "./io.js";
 import { withCommandHelp, withRootHelp, withRunHelp } from "./help.js";
-import { commandShape, describeUsageError, missingFlagValue, type YargsOptions } from "./usage-errors.js";
+import { commandShape, describeUsageError, keepLastOfRepeated, missingFlagValue, type YargsOptions } from "./usage-errors.js";
 import { registerBatchCommands } from "./batch-flags.js";
 import { withAgentOptions, type AgentFlagTexts } from "./agent-flags.js";
 import { keepParse } from "./parse-cache.js";
@@ -127,8 +127,9 @@ export async function parseWithYargs(args: string[], yargsArgs: string[], io: Cl
     .command("sessions", "List, show, remove and prune stored sessions", (y) => registerSessionsCommands(y))
     .command("batch", "Run the agent on every line of a JSONL input: resumable, sharded, results as JSONL", (y) => registerBatchCommands(y, (s) => withSpecKeyOptions(withCommonOptions(s))))
     .command("completion [bash|zsh|fish]", "Print a shell completion script (bash, zsh, fish)")
-    .check((_argv, options) => {
+    .check((argv, options) => {
       try {
+        keepLastOfRepeated(argv as Record<string, unknown>, options as unknown as YargsOptions);
         return missingFlagValue(args, options as unknown as YargsOptions) ?? true;
       } catch (error) {
         ownFailure = { error };

@@ -35,6 +35,7 @@ export interface YargsOptions {
   alias: Record<string, string[]>;
   string: string[];
   number?: string[];
+  array?: string[];
 }
 
 /** The shape of the command yargs is at, from its instance (called while it validates). */
@@ -155,6 +156,26 @@ function describeChoices(message: string): string {
     problems.push(`${dashes}${name} must be one of ${allowed} (got ${given})`);
   }
   return problems.length > 0 ? problems.join("; ") : message;
+}
+
+/** The flags a command line may repeat, every value kept in order (their help says "repeatable"). */
+export const REPEATABLE_FLAGS: ReadonlySet<string> = new Set(["attach", "tool-dir", "mcp-config", "set", "allow-origin", "allow-tools", "deny-tools"]);
+
+/**
+ * Every other flag that takes a value and was given more than once takes its last value, in
+ * `argv` itself (under its aliases too), as the named spec flags always did: yargs gives such a
+ * flag an array, which a `String()` would join with commas (`-c a.yaml -c b.yaml` looked for the
+ * file "a.yaml,b.yaml").
+ */
+export function keepLastOfRepeated(argv: Record<string, unknown>, options: YargsOptions): void {
+  for (const key of new Set([...options.string, ...(options.number ?? [])])) {
+    const names = [key, ...(options.alias[key] ?? [])];
+    if (names.some((name) => REPEATABLE_FLAGS.has(name)) || (options.array ?? []).includes(key)) continue;
+    for (const name of names) {
+      const value = argv[name];
+      if (Array.isArray(value) && value.length > 0) argv[name] = value[value.length - 1];
+    }
+  }
 }
 
 /**

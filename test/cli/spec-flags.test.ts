@@ -256,6 +256,26 @@ describe("--system @FILE and --append-system", () => {
   });
 });
 
+describe("a flag given more than once", () => {
+  it("takes its last value (-c, --model, --max-turns), while a repeatable flag keeps every value in order", async () => {
+    await writeFile(join(dir, "first.yaml"), `${SPEC}name: first\n`);
+    await writeFile(join(dir, "second.yaml"), `${SPEC}name: second\n`);
+    const c = await config(["-c", "first.yaml", "-c", "second.yaml"]);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.json.name).toBe("second");
+    const m = await config(["--model", "m1", "--model", "m2"]);
+    expect(m.code, m.stderr).toBe(0);
+    expect(m.json.model.name).toBe("m2");
+    const dry = await runCli(["run", "--dry-run", "--max-turns", "3", "--max-turns", "7", "hi"], { cwd: dir, env: { TEST_BASE_URL: "http://127.0.0.1:9/v1" } });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout).spec.limits.maxTurns).toBe(7);
+    const t = await config(["--tool-dir", "tools", "--tool-dir", "more-tools"]);
+    expect(t.stderr).toContain('--tool-dir: tool folder "more-tools" not found');
+    const sets = await config(["--set", "name=a", "--set", "name=b"]);
+    expect(sets.json.name).toBe("b");
+  });
+});
+
 describe("help", () => {
   it("yiem run --help lists the new flags, the number ones as [number]", async () => {
     const r = await runCli(["run", "--help"]);
