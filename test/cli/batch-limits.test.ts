@@ -5,6 +5,7 @@
  * per-item attachments, batchProgress at most once a second, and the pretty view off a terminal.
  */
 import { rm, writeFile } from "node:fs/promises";
+import type { EventEmitter } from "node:events";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
@@ -17,6 +18,17 @@ const fixture = useBatchProject();
 
 function yiem(args: string[], options: Parameters<typeof runCliInProcess>[1] = {}): Promise<CliResult> {
   return runCliInProcess(["batch", ...args], { cwd: fixture.dir, env: { TEST_BASE_URL: fixture.server?.url ?? "http://127.0.0.1:9/v1", TEST_API_KEY: "sk-limits" }, timeoutMs: 60_000, ...options });
+}
+
+/** An `onSignals` that emits SIGINT once the server has received `requests` requests. */
+function sigintAfterRequests(requests: number): (signals: EventEmitter) => void {
+  return (signals) => {
+    const timer = setInterval(() => {
+      if (fixture.server!.received.length < requests) return;
+      clearInterval(timer);
+      signals.emit("SIGINT");
+    }, 10);
+  };
 }
 
 /** Answers at once, except prompts containing "slow" (after `ms`). */
@@ -57,16 +69,8 @@ describe("limits", () => {
     fixture.server = await slowServer(400);
     await writeFile(join(fixture.dir, "sig.jsonl"), objectLines(8).replace(/question/g, "slow question"));
     const file = join(fixture.dir, "sig-out.jsonl");
-    const r = await yiem(["sig.jsonl", "-o", file, "-j", "2", "--grace", "5s"], {
-      // Once both running items' requests reached the fixture.server.
-      onSignals: (signals) => {
-        const timer = setInterval(() => {
-          if (fixture.server!.received.length < 2) return;
-          clearInterval(timer);
-          signals.emit("SIGINT");
-        }, 10);
-      },
-    });
+    // Once both running items' requests reached the fixture.server.
+    const r = await yiem(["sig.jsonl", "-o", file, "-j", "2", "--grace", "5s"], { onSignals: sigintAfterRequests(2) });
     expect(r.code).toBe(130);
     const results = await readResults(file);
     // The two running items finished within the grace; nothing else started.
@@ -93,15 +97,7 @@ describe("a signal before the items are all counted", () => {
       return itemReply(request);
     });
     await writeFile(join(fixture.dir, "sig-nc.jsonl"), objectLines(8));
-    const stopped = await yiem(["sig-nc.jsonl", "-o", join(fixture.dir, "sig-nc-out.jsonl"), "--no-check", "-j", "2"], {
-      onSignals: (signals) => {
-        const timer = setInterval(() => {
-          if (fixture.server!.received.length < 2) return;
-          clearInterval(timer);
-          signals.emit("SIGINT");
-        }, 10);
-      },
-    });
+    const stopped = await yiem(["sig-nc.jsonl", "-o", join(fixture.dir, "sig-nc-out.jsonl"), "--no-check", "-j", "2"], { onSignals: sigintAfterRequests(2) });
     expect(stopped.code).toBe(130);
     expect(stopped.events.at(-1)).toMatchObject({ type: "batchEnd", exitCode: 130, ok: 2, total: null, notRun: null });
     const whole = await yiem(["sig-nc.jsonl", "-o", join(fixture.dir, "sig-nc-whole.jsonl"), "--no-check", "-j", "4"]);
