@@ -7,8 +7,8 @@
  * - Before anything runs: the flags, the spec, the results file (../../batch/ledger.ts), the
  *   tools and hooks (loaded once for all items), then the check pass over the whole input
  *   (../../batch/check-pass.ts); any problem there is exit 2, reported together.
- * - stdin as INPUT (`-`) is first copied to a private temporary file (streamed), so it can be
- *   checked and then run like a file; the copy is removed at the end.
+ * - stdin as INPUT (`-`) is first copied to a private temporary file (streamed; ./batch-input.ts),
+ *   so it can be checked and then run like a file; the copy is removed at the end.
  * - Every model request of every item passes one limiter (../../batch/limiter.ts).
  * - The first signal stops starting items; running ones get `--grace` (default 10 s) to finish,
  *   then are stopped and recorded `aborted`; exit 128 + the signal's number. A second signal
@@ -20,11 +20,8 @@
  *   problem before the batch starts is 2.
  */
 import { randomUuid } from "../../random-id.js";
-import { createWriteStream, statSync } from "node:fs";
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { once, setMaxListeners } from "node:events";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { setMaxListeners } from "node:events";
+import { resolve } from "node:path";
 import { guardChannels } from "../../channels/guard.js";
 import { messageOf } from "../../error-text.js";
 import { createRedactor } from "../../redact.js";
@@ -33,7 +30,6 @@ import { RunStop } from "../../loop/abort.js";
 import { parseDuration } from "../../config/duration.js";
 import { modelServerURL } from "../../provider/reasoning.js";
 import { packageVersion } from "../../package-info.js";
-import { fileKind } from "../../regular-file.js";
 import { zeroUsage } from "../../tools/usage.js";
 import { openLedger, openResultsWriter } from "../../batch/ledger.js";
 import { createRequestLimiter, limitedFetch } from "../../batch/limiter.js";
@@ -58,6 +54,7 @@ import { callCacheScope, findLoadProblems, loadProblemMessage, loadRegistry, loa
 import { sameFile, strictLoadError, writtenFileProblem } from "../preflight.js";
 import { refuseFinalAnswerClash } from "../structured-output.js";
 import { itemMessages, runBatchItem, type BatchRunShared } from "./batch-items.js";
+import { inputFileProblem, spoolStdin } from "./batch-input.js";
 
 export const DEFAULT_CONCURRENCY = 4;
 export const MAX_CONCURRENCY = 1024;
@@ -359,49 +356,4 @@ function batchFlags(argv: Record<string, unknown>, io: CliIo, problems: string[]
     problems.push(...inputFileProblem(flags.input, input));
   }
   return flags;
-}
-
-function inputFileProblem(file: string, given: string): string[] {
-  try {
-    const stats = statSync(file, { throwIfNoEntry: false });
-    if (!stats) return [`input ${given}: not found`];
-    if (stats.isDirectory()) return [`input ${given} is a folder, not a file`];
-    if (!stats.isFile() && !stats.isFIFO()) return [`input ${given} is not a regular file (${fileKind(stats)})`];
-    if (stats.isFIFO()) return [`input ${given} is a FIFO: it is read twice (checked, then run); pipe it to - instead`];
-  } catch (error) {
-    return [`input ${given}: ${(error as Error).message}`];
-  }
-  return [];
-}
-
-
-/** stdin copied to a private temporary file (see module rules); the file's path. */
-async function spoolStdin(io: CliIo, cleanup: Array<() => Promise<unknown>>, stop: AbortSignal): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "yiem-batch-"));
-  cleanup.push(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, "input.jsonl");
-  const out = createWriteStream(file, { flags: "wx", mode: 0o600 });
-  if (io.stdinKind !== "readable") throw new UsageError("input -: stdin is not a pipe or a file (pipe the input in, or name a file)");
-  // A signal ends the copy at once: a producer that keeps writing (or never closes the pipe) cannot hold the batch.
-  const stopped = new Promise<null>((resolve) => (stop.aborted ? resolve(null) : stop.addEventListener("abort", () => resolve(null), { once: true })));
-  const chunks = (io.stdin as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      const next = chunks.next();
-      next.catch(() => {});
-      const step = await Promise.race([next, stopped]);
-      if (step === null || step.done) break;
-      if (!out.write(step.value)) await once(out, "drain");
-    }
-  } finally {
-    // Not `chunks.return()`: it would wait for the read in flight, which may never end.
-    if (stop.aborted) {
-      io.stdin.unref?.();
-      io.stdin.destroy?.();
-    }
-  }
-  out.end();
-  await once(out, "finish");
-  await stat(file);
-  return file;
 }
